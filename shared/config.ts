@@ -1,0 +1,86 @@
+import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
+
+/**
+ * Settings read from the environment, in one place. Lambda gets them from the stack; the local
+ * stack sets them for its children. Every name is documented in the README.
+ */
+export interface ServiceConfig {
+  readonly tableName: string;
+  readonly dispatchQueueUrl: string;
+  readonly region: string;
+  /** Local emulator endpoints; unset in AWS. */
+  readonly dynamodbEndpoint?: string;
+  readonly sqsEndpoint?: string;
+  /** `simulator` (Twilio-compatible simulator), `twilio` or `sns`. */
+  readonly provider: 'simulator' | 'twilio' | 'sns';
+  readonly providerBaseUrl: string;
+  readonly providerAccountSid: string;
+  readonly providerAuthToken: string;
+  readonly providerFrom: string;
+  /** `local` (AES-256-GCM key from LOCAL_DATA_KEY) or `kms` (KMS_KEY_ID). */
+  readonly cipher: 'local' | 'kms';
+  readonly localDataKey?: string;
+  readonly kmsKeyId?: string;
+  /** Fingerprint key: inline hex/base64 (local) or an SSM SecureString parameter name (AWS). */
+  readonly fingerprintKey?: string;
+  readonly fingerprintKeyParameter?: string;
+  readonly evidenceRetentionDays: number;
+  readonly maxExpiryHours: number;
+  readonly policy: DispatchPolicy;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function num(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name] ?? fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
+function opt<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+/** Reads the service configuration; throws with the variable's name when one is malformed. */
+export function loadConfig(env: Env = process.env): ServiceConfig {
+  const seconds = (name: string, fallbackMs: number) => num(env, name, fallbackMs / 1000) * 1000;
+  return {
+    tableName: env.TABLE_NAME ?? 'reset-notifier',
+    dispatchQueueUrl: env.DISPATCH_QUEUE_URL ?? '',
+    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    ...opt('dynamodbEndpoint', env.DYNAMODB_ENDPOINT),
+    ...opt('sqsEndpoint', env.SQS_ENDPOINT),
+    provider: oneOf(env, 'PROVIDER', ['simulator', 'twilio', 'sns'] as const, 'simulator'),
+    providerBaseUrl: env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`,
+    providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
+    providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
+    providerFrom: env.PROVIDER_FROM ?? '+15005550006',
+    cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
+    ...opt('localDataKey', env.LOCAL_DATA_KEY),
+    ...opt('kmsKeyId', env.KMS_KEY_ID),
+    ...opt('fingerprintKey', env.FINGERPRINT_KEY),
+    ...opt('fingerprintKeyParameter', env.FINGERPRINT_KEY_PARAMETER),
+    evidenceRetentionDays: num(env, 'EVIDENCE_RETENTION_DAYS', 400),
+    maxExpiryHours: num(env, 'MAX_EXPIRY_HOURS', 24),
+    policy: {
+      ...DEFAULT_POLICY,
+      dispatchMarginMs: seconds('DISPATCH_MARGIN_SECONDS', DEFAULT_POLICY.dispatchMarginMs),
+      providerTimeoutMs: num(env, 'PROVIDER_TIMEOUT_MS', DEFAULT_POLICY.providerTimeoutMs),
+      reconcileSettleMs: seconds('RECONCILE_SETTLE_SECONDS', DEFAULT_POLICY.reconcileSettleMs),
+      statusHorizonMs: seconds('STATUS_HORIZON_SECONDS', DEFAULT_POLICY.statusHorizonMs),
+      statusPollMs: seconds('STATUS_POLL_SECONDS', DEFAULT_POLICY.statusPollMs),
+      queueSafetyNetMs: seconds('QUEUE_SAFETY_NET_SECONDS', DEFAULT_POLICY.queueSafetyNetMs),
+      backoffBaseMs: num(env, 'BACKOFF_BASE_MS', DEFAULT_POLICY.backoffBaseMs),
+      backoffMaxMs: num(env, 'BACKOFF_MAX_MS', DEFAULT_POLICY.backoffMaxMs),
+      maxAttempts: num(env, 'MAX_ATTEMPTS', DEFAULT_POLICY.maxAttempts),
+    },
+  };
+}

@@ -1,0 +1,247 @@
+import { type EpochMs, isFinal, type NotificationRecord, type TransitionIntent } from './notification.js';
+import { backoffMs, type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from './policy.js';
+import type { LookupOutcome, SendOutcome } from './provider.js';
+import { Actor, NotificationState as S, ReasonCode as R } from './states.js';
+
+/** What the sender should do with a command it was handed. */
+export type DispatchDecision =
+  | { readonly kind: 'skip'; readonly why: SkipReason }
+  | { readonly kind: 'transition'; readonly intent: TransitionIntent }
+  | { readonly kind: 'claim'; readonly intent: TransitionIntent; readonly callDeadline: EpochMs };
+
+export type SkipReason = 'final' | 'in_flight' | 'awaiting_reconciliation' | 'sent' | 'not_yet_due';
+
+/**
+ * Decides, from the freshly read record alone, whether the sender may call the provider.
+ * Duplicate and stale queue messages all end here as `skip`.
+ */
+export function decideDispatch(
+  record: NotificationRecord,
+  now: EpochMs,
+  policy: DispatchPolicy,
+  owner: string,
+  actor: Actor = Actor.sender,
+): DispatchDecision {
+  if (isFinal(record)) return { kind: 'skip', why: 'final' };
+  switch (record.state) {
+    case S.sent:
+      return { kind: 'skip', why: 'sent' };
+    case S.dispatchUnknown:
+      return { kind: 'skip', why: 'awaiting_reconciliation' };
+    case S.dispatching:
+      if ((record.leaseUntil ?? 0) > now) return { kind: 'skip', why: 'in_flight' };
+      return { kind: 'transition', intent: leaseExpired(record, now, policy, actor) };
+    case S.accepted:
+      return decideAccepted(record, now, policy, owner);
+    default:
+      return { kind: 'skip', why: 'final' };
+  }
+}
+
+function decideAccepted(
+  record: NotificationRecord,
+  now: EpochMs,
+  policy: DispatchPolicy,
+  owner: string,
+): DispatchDecision {
+  const deadline = dispatchDeadline(record, policy);
+  if (now >= deadline - policy.minSendWindowMs) {
+    return { kind: 'transition', intent: expireAccepted(now, R.expiredBeforeDispatch, Actor.sender) };
+  }
+  if (record.attempts >= policy.maxAttempts) {
+    return { kind: 'transition', intent: expireAccepted(now, R.retryExhausted, Actor.sender) };
+  }
+  if ((record.nextAttemptAt ?? 0) > now) return { kind: 'skip', why: 'not_yet_due' };
+  // The provider call must end before the token's dispatch deadline and inside the lease.
+  const callDeadline = Math.min(now + policy.providerTimeoutMs, deadline);
+  const leaseUntil = callDeadline + policy.leaseSlackMs;
+  return {
+    kind: 'claim',
+    callDeadline,
+    intent: {
+      to: S.dispatching,
+      reason: R.claimed,
+      actor: Actor.sender,
+      at: now,
+      set: { attempts: record.attempts + 1, leaseUntil, leaseOwner: owner, dueAt: leaseUntil, checks: 0 },
+      remove: ['nextAttemptAt', 'unknownSince'],
+    },
+  };
+}
+
+function expireAccepted(now: EpochMs, reason: typeof R.expiredBeforeDispatch | typeof R.retryExhausted, actor: Actor) {
+  return { to: S.expired, reason, actor, at: now } satisfies TransitionIntent;
+}
+
+/** A `dispatching` record whose lease ran out: a crash after the call looks exactly like a timeout. */
+export function leaseExpired(
+  record: NotificationRecord,
+  now: EpochMs,
+  policy: DispatchPolicy,
+  actor: Actor,
+): TransitionIntent {
+  return {
+    to: S.dispatchUnknown,
+    reason: R.leaseExpired,
+    actor,
+    at: now,
+    set: { unknownSince: record.leaseUntil ?? now, dueAt: now + policy.backoffBaseMs, checks: 0 },
+    remove: ['leaseUntil', 'leaseOwner'],
+  };
+}
+
+/** Maps a classified send outcome onto the transition that records it. */
+export function recordSendOutcome(
+  claimed: NotificationRecord,
+  outcome: SendOutcome,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): TransitionIntent {
+  const name = claimed.provider.name;
+  switch (outcome.kind) {
+    case 'accepted':
+      return {
+        to: S.sent,
+        reason: R.providerAccepted,
+        actor: Actor.sender,
+        at: now,
+        set: { provider: { name, messageId: outcome.messageId }, sentAt: now, dueAt: now + policy.statusPollMs },
+        remove: ['leaseUntil', 'leaseOwner'],
+      };
+    case 'not_sent_retryable': {
+      const wait = Math.max(outcome.retryAfterMs ?? 0, backoffMs(claimed.attempts, policy));
+      return {
+        to: S.accepted,
+        reason: R.providerRejectedRetryable,
+        actor: Actor.sender,
+        at: now,
+        set: { nextAttemptAt: now + wait, dueAt: now + wait + policy.queueSafetyNetMs },
+        remove: ['leaseUntil', 'leaseOwner'],
+      };
+    }
+    case 'not_sent_permanent':
+      return { to: S.failed, reason: R.providerRejectedPermanent, actor: Actor.sender, at: now };
+    case 'unknown':
+      return {
+        to: S.dispatchUnknown,
+        reason: outcome.timedOut ? R.providerTimeout : R.providerAmbiguous,
+        actor: Actor.sender,
+        at: now,
+        set: {
+          ...(outcome.messageId === undefined ? {} : { provider: { name, messageId: outcome.messageId } }),
+          unknownSince: now,
+          dueAt: now + policy.backoffBaseMs,
+          checks: 0,
+        },
+        remove: ['leaseUntil', 'leaseOwner'],
+      };
+  }
+}
+
+/** What the reconciler should do with a due item before (or instead of) asking the provider. */
+export type ReconcileStep =
+  | { readonly kind: 'skip'; readonly why: 'final' | 'not_due' | 'in_flight' }
+  | { readonly kind: 'transition'; readonly intent: TransitionIntent }
+  | { readonly kind: 'redrive'; readonly nextDueAt: EpochMs }
+  | { readonly kind: 'lookup' };
+
+/** First half of a reconciler step: decided from the record alone. */
+export function decideReconcile(record: NotificationRecord, now: EpochMs, policy: DispatchPolicy): ReconcileStep {
+  if (isFinal(record)) return { kind: 'skip', why: 'final' };
+  if (record.dueAt !== undefined && record.dueAt > now) return { kind: 'skip', why: 'not_due' };
+  switch (record.state) {
+    case S.accepted:
+      if (isPastDispatchDeadline(record, now, policy)) {
+        return { kind: 'transition', intent: expireAccepted(now, R.expiredBeforeDispatch, Actor.reconciler) };
+      }
+      // The queue message was lost or is late: put the key on the queue again (never a send).
+      return { kind: 'redrive', nextDueAt: now + policy.queueSafetyNetMs };
+    case S.dispatching:
+      if ((record.leaseUntil ?? 0) > now) return { kind: 'skip', why: 'in_flight' };
+      return { kind: 'transition', intent: leaseExpired(record, now, policy, Actor.reconciler) };
+    case S.dispatchUnknown:
+    case S.sent:
+      return { kind: 'lookup' };
+    default:
+      return { kind: 'skip', why: 'final' };
+  }
+}
+
+/** A change of schedule that is not a state change (no evidence, no version bump). */
+export interface Reschedule {
+  readonly kind: 'reschedule';
+  readonly dueAt: EpochMs;
+}
+
+/** Second half of a reconciler step: what the provider's answer means for the record. */
+export function applyLookup(
+  record: NotificationRecord,
+  lookup: LookupOutcome,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): TransitionIntent | Reschedule {
+  return record.state === S.sent
+    ? applyStatusPoll(record, lookup, now, policy)
+    : applyUnknownLookup(record, lookup, now, policy);
+}
+
+function applyUnknownLookup(
+  record: NotificationRecord,
+  lookup: LookupOutcome,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): TransitionIntent {
+  const name = record.provider.name;
+  const base = { actor: Actor.reconciler, at: now } as const;
+  if (lookup.kind === 'found') {
+    const to = lookup.status === 'delivered' ? S.delivered : lookup.status === 'undelivered' ? S.undelivered : S.sent;
+    return {
+      ...base,
+      to,
+      reason: R.reconciledFound,
+      set: { provider: { name, messageId: lookup.messageId }, sentAt: now, dueAt: now + policy.statusPollMs, checks: 0 },
+      remove: ['unknownSince'],
+    };
+  }
+  const settled = now - (record.unknownSince ?? record.updatedAt) >= policy.reconcileSettleMs;
+  const pastDeadline = isPastDispatchDeadline(record, now, policy);
+  if (lookup.kind === 'absent' && settled) {
+    // Established that no message exists: no more risk of a duplicate. Expire if no send is possible.
+    if (pastDeadline) return { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
+    return {
+      ...base,
+      to: S.accepted,
+      reason: R.reconciledAbsent,
+      set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
+      remove: ['unknownSince'],
+    };
+  }
+  if (pastDeadline && now >= record.expiresAt) {
+    // The token is dead: whatever the provider did, no further send may happen. The outcome stays unknown.
+    return { ...base, to: S.expired, reason: R.unknownAtExpiry };
+  }
+  const checks = record.checks + 1;
+  const wait = Math.min(backoffMs(checks, policy), policy.backoffMaxMs);
+  const settleAt = (record.unknownSince ?? record.updatedAt) + policy.reconcileSettleMs;
+  const dueAt = lookup.kind === 'absent' ? Math.max(settleAt, now + 1) : Math.min(now + wait, Math.max(record.expiresAt, now + 1));
+  return { ...base, to: S.dispatchUnknown, reason: R.reconcileInconclusive, set: { checks, dueAt } };
+}
+
+function applyStatusPoll(
+  record: NotificationRecord,
+  lookup: LookupOutcome,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): TransitionIntent | Reschedule {
+  const base = { actor: Actor.reconciler, at: now } as const;
+  if (lookup.kind === 'found' && lookup.status === 'delivered') {
+    return { ...base, to: S.delivered, reason: R.statusPolled };
+  }
+  if (lookup.kind === 'found' && lookup.status === 'undelivered') {
+    return { ...base, to: S.undelivered, reason: R.statusPolled };
+  }
+  if (now - (record.sentAt ?? record.updatedAt) >= policy.statusHorizonMs) {
+    return { ...base, to: S.sent, reason: R.statusHorizon, set: { closed: true } };
+  }
+  return { kind: 'reschedule', dueAt: now + policy.statusPollMs };
+}

@@ -1,0 +1,60 @@
+import type { EpochMs, NotificationRecord } from './notification.js';
+
+/** Timing settings that decisions depend on. All in milliseconds. */
+export interface DispatchPolicy {
+  /** No provider call starts at or after `expiresAt - dispatchMarginMs`. */
+  readonly dispatchMarginMs: number;
+  /** Upper bound of one provider call. */
+  readonly providerTimeoutMs: number;
+  /** Extra lease time beyond the provider timeout, for the outcome write. */
+  readonly leaseSlackMs: number;
+  /** A lookup may conclude "absent" only this long after the unknown outcome began. */
+  readonly reconcileSettleMs: number;
+  /** Base and cap of exponential backoff for retries and reconciliation checks. */
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  /** How long `sent` is polled for a final status. */
+  readonly statusHorizonMs: number;
+  /** Interval between status polls of a `sent` item. */
+  readonly statusPollMs: number;
+  /** When the reconciler re-drives an `accepted` command the queue did not deliver. */
+  readonly queueSafetyNetMs: number;
+  /** At most this many provider attempts per command. */
+  readonly maxAttempts: number;
+  /** A provider call needs at least this much time left to be worth starting. */
+  readonly minSendWindowMs: number;
+}
+
+export const DEFAULT_POLICY: DispatchPolicy = {
+  dispatchMarginMs: 5_000,
+  providerTimeoutMs: 3_000,
+  leaseSlackMs: 5_000,
+  reconcileSettleMs: 10_000,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 60_000,
+  statusHorizonMs: 10 * 60_000,
+  statusPollMs: 5_000,
+  queueSafetyNetMs: 60_000,
+  maxAttempts: 5,
+  minSendWindowMs: 1_000,
+};
+
+/** The last instant at which a provider call may start. */
+export function dispatchDeadline(record: Pick<NotificationRecord, 'expiresAt'>, policy: DispatchPolicy): EpochMs {
+  return record.expiresAt - policy.dispatchMarginMs;
+}
+
+/** True when no provider call can start any more (DESIGN.md: `now >= expires_at - margin`). */
+export function isPastDispatchDeadline(
+  record: Pick<NotificationRecord, 'expiresAt'>,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): boolean {
+  return now >= dispatchDeadline(record, policy);
+}
+
+/** Exponential backoff with a cap; deterministic (jitter is the caller's business). */
+export function backoffMs(step: number, policy: Pick<DispatchPolicy, 'backoffBaseMs' | 'backoffMaxMs'>): number {
+  const exp = Math.min(step, 20);
+  return Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** Math.max(0, exp - 1));
+}

@@ -1,0 +1,132 @@
+/**
+ * The notification state machine: states, reason codes, actors and the transition table.
+ * Pure data shared by the code that decides and by the tests that check it.
+ */
+
+/** Every state a notification command can be in. */
+export const NotificationState = {
+  accepted: 'accepted',
+  dispatching: 'dispatching',
+  dispatchUnknown: 'dispatch_unknown',
+  sent: 'sent',
+  delivered: 'delivered',
+  undelivered: 'undelivered',
+  failed: 'failed',
+  expired: 'expired',
+} as const;
+export type NotificationState = (typeof NotificationState)[keyof typeof NotificationState];
+export const ALL_STATES: readonly NotificationState[] = Object.values(NotificationState);
+
+/** States from which nothing more ever happens. `sent` becomes final only through `closed` (status horizon). */
+export const TERMINAL_STATES: ReadonlySet<NotificationState> = new Set([
+  NotificationState.delivered,
+  NotificationState.undelivered,
+  NotificationState.failed,
+  NotificationState.expired,
+]);
+
+/** The closed list of reason codes that an evidence record may carry. */
+export const ReasonCode = {
+  admitted: 'admitted',
+  claimed: 'claimed',
+  providerAccepted: 'provider_accepted',
+  providerTimeout: 'provider_timeout',
+  providerAmbiguous: 'provider_ambiguous',
+  providerRejectedRetryable: 'provider_rejected_retryable',
+  providerRejectedPermanent: 'provider_rejected_permanent',
+  leaseExpired: 'lease_expired',
+  reconciledFound: 'reconciled_found',
+  reconciledAbsent: 'reconciled_absent',
+  reconcileInconclusive: 'reconcile_inconclusive',
+  expiredBeforeDispatch: 'expired_before_dispatch',
+  unknownAtExpiry: 'unknown_at_expiry',
+  retryExhausted: 'retry_exhausted',
+  deliveryReceipt: 'delivery_receipt',
+  statusPolled: 'status_polled',
+  statusHorizon: 'status_horizon',
+} as const;
+export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
+export const ALL_REASONS: readonly ReasonCode[] = Object.values(ReasonCode);
+
+/** Who made a transition. */
+export const Actor = {
+  api: 'api',
+  forwarder: 'forwarder',
+  sender: 'sender',
+  reconciler: 'reconciler',
+  receipt: 'receipt',
+} as const;
+export type Actor = (typeof Actor)[keyof typeof Actor];
+
+/** One allowed edge of the state machine. `from: null` is admission. */
+export interface TransitionRule {
+  readonly from: NotificationState | null;
+  readonly to: NotificationState;
+  readonly reasons: readonly ReasonCode[];
+  readonly actors: readonly Actor[];
+}
+
+const S = NotificationState;
+const R = ReasonCode;
+const A = Actor;
+
+/**
+ * The transition table (DESIGN.md section 4). Anything not listed here is forbidden.
+ * Expiry edges only leave states in which no provider call is in flight.
+ */
+export const TRANSITIONS: readonly TransitionRule[] = [
+  { from: null, to: S.accepted, reasons: [R.admitted], actors: [A.api] },
+  { from: S.accepted, to: S.dispatching, reasons: [R.claimed], actors: [A.sender] },
+  { from: S.accepted, to: S.expired, reasons: [R.expiredBeforeDispatch, R.retryExhausted], actors: [A.sender, A.reconciler] },
+  { from: S.dispatching, to: S.sent, reasons: [R.providerAccepted], actors: [A.sender] },
+  { from: S.dispatching, to: S.accepted, reasons: [R.providerRejectedRetryable], actors: [A.sender] },
+  { from: S.dispatching, to: S.failed, reasons: [R.providerRejectedPermanent], actors: [A.sender] },
+  {
+    from: S.dispatching,
+    to: S.dispatchUnknown,
+    reasons: [R.providerTimeout, R.providerAmbiguous, R.leaseExpired],
+    actors: [A.sender, A.reconciler],
+  },
+  { from: S.dispatchUnknown, to: S.sent, reasons: [R.reconciledFound], actors: [A.reconciler] },
+  { from: S.dispatchUnknown, to: S.delivered, reasons: [R.reconciledFound], actors: [A.reconciler] },
+  { from: S.dispatchUnknown, to: S.undelivered, reasons: [R.reconciledFound], actors: [A.reconciler] },
+  { from: S.dispatchUnknown, to: S.accepted, reasons: [R.reconciledAbsent], actors: [A.reconciler] },
+  { from: S.dispatchUnknown, to: S.dispatchUnknown, reasons: [R.reconcileInconclusive], actors: [A.reconciler] },
+  {
+    from: S.dispatchUnknown,
+    to: S.expired,
+    reasons: [R.unknownAtExpiry, R.expiredBeforeDispatch],
+    actors: [A.reconciler],
+  },
+  {
+    from: S.sent,
+    to: S.delivered,
+    reasons: [R.statusPolled, R.deliveryReceipt],
+    actors: [A.reconciler, A.receipt],
+  },
+  {
+    from: S.sent,
+    to: S.undelivered,
+    reasons: [R.statusPolled, R.deliveryReceipt],
+    actors: [A.reconciler, A.receipt],
+  },
+  { from: S.sent, to: S.sent, reasons: [R.statusHorizon], actors: [A.reconciler] },
+];
+
+/** The rule allowing `from -> to` for `reason`, or undefined when the table forbids it. */
+export function findTransition(
+  from: NotificationState | null,
+  to: NotificationState,
+  reason: ReasonCode,
+): TransitionRule | undefined {
+  return TRANSITIONS.find((t) => t.from === from && t.to === to && t.reasons.includes(reason));
+}
+
+/** True when the table allows `from -> to` with `reason`. */
+export function isTransitionAllowed(
+  from: NotificationState | null,
+  to: NotificationState,
+  reason: ReasonCode,
+): boolean {
+  return findTransition(from, to, reason) !== undefined;
+}

@@ -1,0 +1,19 @@
+/** A request to dispatch one command: the key only, never the payload. */
+export interface DispatchMessage {
+  readonly idempotencyKey: string;
+  /** The record version that caused the message (diagnostics only; the sender re-reads). */
+  readonly version: number;
+  /** Delay before the sender should see it (retry backoff), in whole seconds, 0-900. */
+  readonly delaySeconds: number;
+}
+
+/** The result of sending a batch: ids of the messages that could not be enqueued. */
+export interface EnqueueResult {
+  readonly failed: readonly string[];
+}
+
+/** The dispatch queue as the forwarder and reconciler see it. */
+export interface DispatchQueue {
+  /** Enqueues messages keyed by caller-chosen ids (for partial failure reporting). */
+  enqueue(messages: ReadonlyArray<{ readonly id: string; readonly message: DispatchMessage }>): Promise<EnqueueResult>;
+}
