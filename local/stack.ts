@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { startFauxqs } from 'fauxqs';
+import { parseKey } from '../shared/adapters/local-cipher.js';
+import { loadConfig, type ServiceConfig } from '../shared/config.js';
+import { createFingerprinter } from '../shared/domain/fingerprint.js';
+import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
+import { createApiHandler } from '../shared/handlers/api-handler.js';
+import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
+import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
+import { createSenderHandler } from '../shared/handlers/sender-handler.js';
+import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
+import type { StepHook } from '../shared/usecases/dispatch-notification.js';
+import { startDynamoDbLocal } from './dynamodb-local.js';
+import { ensureQueues, ensureTable } from './resources.js';
+import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
+import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
+import { startStreamPoller } from './runtime/stream-poller.js';
+import { startSimulator } from './simulator/server.js';
+
+export interface LocalStackOptions {
+  /** Keep DynamoDB Local's data (and the local keys) here; in memory otherwise. */
+  readonly dataDir?: string;
+  readonly apiPort?: number;
+  readonly simPort?: number;
+  /** Reuse running emulators (tests start them once in a global setup). */
+  readonly dynamodbEndpoint?: string;
+  readonly sqsEndpoint?: string;
+  readonly tableName?: string;
+  readonly queueName?: string;
+  /** Environment overrides (timings etc.), read like Lambda's environment. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly reconcileIntervalMs?: number;
+  readonly senderConcurrency?: number;
+  readonly onStep?: StepHook;
+  readonly streamDuplicateProbability?: number;
+  readonly sqsDuplicateProbability?: number;
+  readonly simulatorStatusDelaysMs?: { sent: number; delivered: number };
+  readonly routes?: readonly LocalRoute[];
+  readonly logger?: Logger;
+  /** Wraps the DynamoDB client the handlers use (chaos: injected throttling). */
+  readonly wrapDynamoClient?: (client: DynamoDBClient) => void;
+}
+
+export interface LocalStack {
+  readonly apiUrl: string;
+  readonly simUrl: string;
+  readonly dynamodbEndpoint: string;
+  readonly sqsEndpoint: string;
+  readonly tableName: string;
+  readonly queueUrl: string;
+  readonly dlqUrl: string;
+  readonly config: ServiceConfig;
+  readonly runtime: ServiceRuntime;
+  /** Runs one reconciler pass now (what the timer does). */
+  reconcileNow(): Promise<ReconcileSummary>;
+  stop(): Promise<void>;
+}
+
+const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+async function localKeys(dataDir: string | undefined): Promise<{ dataKey: string; fingerprintKey: string }> {
+  const fresh = { dataKey: randomBytes(32).toString('hex'), fingerprintKey: randomBytes(32).toString('hex') };
+  if (!dataDir) return fresh;
+  // Persisted with the data: a restart must still decrypt stored payloads and match fingerprints.
+  const file = join(dataDir, 'local-keys.json');
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as typeof fresh;
+  } catch {
+    await writeFile(file, JSON.stringify(fresh), { mode: 0o600 });
+    return fresh;
+  }
+}
+
+/**
+ * Starts the whole service on loopback: DynamoDB Local, fauxqs, the provider simulator, and the
+ * local runtime driving the same handler factories the Lambda entry points use.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+    const env = { ...process.env, ...(options.env ?? {}) };
+    let dynamodbEndpoint = options.dynamodbEndpoint;
+    if (!dynamodbEndpoint) {
+      const ddb = await startDynamoDbLocal(options.dataDir ? { dataDir: options.dataDir } : {});
+      stops.push(ddb.stop);
+      dynamodbEndpoint = ddb.endpoint;
+    }
+    let sqsEndpoint = options.sqsEndpoint;
+    if (!sqsEndpoint) {
+      const fauxqs = await startFauxqs({ port: 0, logger: false });
+      stops.push(() => fauxqs.stop());
+      sqsEndpoint = fauxqs.address;
+    }
+    const keys = await localKeys(options.dataDir);
+    const preConfig = loadConfig({ ...env, FINGERPRINT_KEY: env.FINGERPRINT_KEY ?? keys.fingerprintKey });
+    const fingerprinter = createFingerprinter(parseKey(preConfig.fingerprintKey ?? keys.fingerprintKey));
+
+    const sim = await startSimulator({
+      port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
+      fingerprint: (e164) => fingerprinter.destination(e164),
+      ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
+    });
+    stops.push(sim.stop);
+
+    const tableName = options.tableName ?? env.TABLE_NAME ?? 'reset-notifier';
+    const dynamodb = new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: localCredentials });
+    const sqs = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: localCredentials });
+    await ensureTable(dynamodb, tableName);
+    const visibility = Number(env.QUEUE_VISIBILITY_TIMEOUT_SECONDS ?? 30);
+    const { queueUrl, dlqUrl } = await ensureQueues(sqs, options.queueName ?? `${tableName}-dispatch`, {
+      visibilityTimeoutSeconds: visibility,
+      maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5),
+    });
+
+    const config = loadConfig({
+      ...env,
+      TABLE_NAME: tableName,
+      DISPATCH_QUEUE_URL: queueUrl,
+      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      SQS_ENDPOINT: sqsEndpoint,
+      PROVIDER: 'simulator',
+      PROVIDER_BASE_URL: sim.url,
+      CIPHER: 'local',
+      LOCAL_DATA_KEY: env.LOCAL_DATA_KEY ?? keys.dataKey,
+      FINGERPRINT_KEY: preConfig.fingerprintKey ?? keys.fingerprintKey,
+    });
+    const logger = options.logger ?? new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' });
+    const runtime = await createServiceRuntime(config, { logger });
+
+    const apiHandler = createApiHandler({
+      ...runtime,
+      policy: config.policy,
+      providerName: runtime.provider.name,
+      maxExpiryMs: config.maxExpiryHours * 3_600_000,
+      logError: (error) => logger.error('unhandled error', error as Error),
+    });
+    const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });
+    const sender = createSenderHandler({
+      ...runtime,
+      policy: config.policy,
+      owner: `local-sender-${process.pid}`,
+      ...(options.onStep ? { onStep: options.onStep } : {}),
+      onError: (key, error) => logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
+    });
+    const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
+
+    const api = await startHttpServer({
+      handler: (event, context) => apiHandler(event, context),
+      port: options.apiPort ?? Number(env.PORT ?? 3000),
+      ...(options.routes ? { routes: options.routes } : {}),
+    });
+    stops.push(api.stop);
+
+    const streams = new DynamoDBStreamsClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: localCredentials });
+    const onError = (error: unknown) => logger.warn('local runtime error', { error: (error as Error).message });
+    const streamPoller = startStreamPoller({
+      dynamodb,
+      streams,
+      tableName,
+      handler: (event) => forwarder(event),
+      onError,
+      ...(options.streamDuplicateProbability ? { duplicateProbability: options.streamDuplicateProbability } : {}),
+    });
+    stops.push(streamPoller.stop);
+
+    const queueArn =
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes
+        ?.QueueArn ?? '';
+    const sqsPoller = startSqsPoller({
+      client: sqs,
+      queueUrl,
+      queueArn,
+      handler: (event) => sender(event),
+      concurrency: options.senderConcurrency ?? 4,
+      onError,
+      ...(options.sqsDuplicateProbability ? { duplicateProbability: options.sqsDuplicateProbability } : {}),
+    });
+    stops.push(sqsPoller.stop);
+
+    const reconcileNow = () => reconciler();
+    const intervalMs = options.reconcileIntervalMs ?? Number(env.RECONCILE_INTERVAL_SECONDS ?? 5) * 1000;
+    const timer = startTimer(intervalMs, () => reconciler(), onError);
+    stops.push(timer.stop);
+
+    return {
+      apiUrl: api.url,
+      simUrl: sim.url,
+      dynamodbEndpoint,
+      sqsEndpoint,
+      tableName,
+      queueUrl,
+      dlqUrl,
+      config,
+      runtime,
+      reconcileNow,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,39 @@
+import { parseArgs } from 'node:util';
+import { JavaMissingError } from './dynamodb-local.js';
+import { startLocalStack } from './stack.js';
+
+/** `npm start [-- --data-dir DIR]`: the whole service on loopback, until Ctrl-C. */
+const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
+
+try {
+  const stack = await startLocalStack(values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  process.stdout.write(
+    [
+      '',
+      'reset-notifier is running locally',
+      `  API                 ${stack.apiUrl}   (POST/GET /v1/notifications)`,
+      `  Provider simulator  ${stack.simUrl}   (GET /_sim/messages, POST /_sim/faults)`,
+      `  DynamoDB Local      ${stack.dynamodbEndpoint}   table ${stack.tableName}${values['data-dir'] ? ` (data in ${values['data-dir']})` : ' (in memory)'}`,
+      `  SQS (fauxqs)        ${stack.sqsEndpoint}   queue ${stack.queueUrl}`,
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping...\n`);
+    await stack.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+} catch (error) {
+  if (error instanceof JavaMissingError) {
+    process.stderr.write(`\n${error.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`\nfailed to start: ${(error as Error).stack ?? error}\n`);
+  process.exit(1);
+}

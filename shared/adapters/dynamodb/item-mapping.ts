@@ -1,0 +1,193 @@
+import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
+import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
+import { CorruptItemError } from './errors.js';
+import { evidenceSortKey, TableSchema } from './schema.js';
+
+/** A DynamoDB item as the document client sees it. */
+export type Item = Record<string, unknown>;
+
+const DAY_SECONDS = 86_400;
+
+/** Which due-index shard a key lives on: stable, so an item never moves between shards. */
+export function dueShardOf(idempotencyKey: string): string {
+  let hash = 0;
+  for (let i = 0; i < idempotencyKey.length; i++) hash = (hash * 31 + idempotencyKey.charCodeAt(i)) >>> 0;
+  return String(hash % TableSchema.dueShardCount);
+}
+
+/** TTL is clean-up only: long after expiry, so evidence outlives the token by the retention period. */
+export function ttlFor(expiresAt: number, retentionDays: number): number {
+  return Math.ceil(expiresAt / 1000) + retentionDays * DAY_SECONDS;
+}
+
+/**
+ * Record field -> attribute name. One map drives both directions and the update diff, so a new
+ * field cannot be written but forgotten on read.
+ */
+export const RECORD_ATTRIBUTES = {
+  idempotencyKey: 'idempotency_key',
+  eventId: 'event_id',
+  channel: 'channel',
+  template: 'template',
+  locale: 'locale',
+  state: 'state',
+  version: 'version',
+  attempts: 'attempts',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  expiresAt: 'expires_at',
+  destinationFingerprint: 'destination_fingerprint',
+  payloadFingerprint: 'payload_fingerprint',
+  lastReason: 'last_reason',
+  leaseUntil: 'lease_until',
+  leaseOwner: 'lease_owner',
+  nextAttemptAt: 'next_attempt_at',
+  unknownSince: 'unknown_since',
+  sentAt: 'sent_at',
+  dueAt: 'due_at',
+  checks: 'checks',
+  closed: 'closed',
+} as const satisfies Partial<Record<keyof NotificationRecord, string>>;
+
+/** The command item's attributes for a record (without keys, TTL or sealed payload). */
+export function recordAttributes(record: NotificationRecord): Item {
+  const item: Item = {};
+  for (const [field, attribute] of Object.entries(RECORD_ATTRIBUTES)) {
+    const value = record[field as keyof typeof RECORD_ATTRIBUTES];
+    if (value !== undefined) item[attribute] = value;
+  }
+  item.provider_name = record.provider.name;
+  if (record.provider.messageId !== undefined) item.provider_message_id = record.provider.messageId;
+  if (record.dueAt !== undefined) item[TableSchema.dueIndex.partitionKey] = dueShardOf(record.idempotencyKey);
+  return item;
+}
+
+/** The full command item written at admission. */
+export function commandItem(record: NotificationRecord, sealedPayload: string, retentionDays: number): Item {
+  return {
+    [TableSchema.partitionKey]: record.idempotencyKey,
+    [TableSchema.sortKey]: TableSchema.commandSortKey,
+    ...recordAttributes(record),
+    [TableSchema.byEventIndex.partitionKey]: record.eventId,
+    [TableSchema.ttlAttribute]: ttlFor(record.expiresAt, retentionDays),
+    sealed_payload: sealedPayload,
+  };
+}
+
+/** The evidence item for one transition. */
+export function evidenceItem(evidence: EvidenceRecord, expiresAt: number, retentionDays: number): Item {
+  return {
+    [TableSchema.partitionKey]: evidence.idempotencyKey,
+    [TableSchema.sortKey]: evidenceSortKey(evidence.seq),
+    idempotency_key: evidence.idempotencyKey,
+    event_id: evidence.eventId,
+    seq: evidence.seq,
+    at: evidence.at,
+    from_state: evidence.fromState,
+    to_state: evidence.toState,
+    attempt: evidence.attempt,
+    reason: evidence.reason,
+    actor: evidence.actor,
+    ...(evidence.provider === undefined ? {} : { provider: evidence.provider }),
+    ...(evidence.providerMessageId === undefined ? {} : { provider_message_id: evidence.providerMessageId }),
+    destination_fingerprint: evidence.destinationFingerprint,
+    [TableSchema.ttlAttribute]: ttlFor(expiresAt, retentionDays),
+  };
+}
+
+function str(item: Item, name: string): string {
+  const value = item[name];
+  if (typeof value !== 'string') throw new CorruptItemError(`attribute ${name} is not a string`);
+  return value;
+}
+
+function num(item: Item, name: string): number {
+  const value = item[name];
+  if (typeof value !== 'number') throw new CorruptItemError(`attribute ${name} is not a number`);
+  return value;
+}
+
+function optNum<K extends string>(key: K, item: Item, name: string): { [P in K]?: number } {
+  return (item[name] === undefined ? {} : { [key]: num(item, name) }) as { [P in K]?: number };
+}
+
+function state(item: Item, name: string): NotificationState {
+  const value = str(item, name);
+  if (!(ALL_STATES as readonly string[]).includes(value)) throw new CorruptItemError(`unknown state ${value}`);
+  return value as NotificationState;
+}
+
+function reason(item: Item, name: string): ReasonCode {
+  const value = str(item, name);
+  if (!(ALL_REASONS as readonly string[]).includes(value)) throw new CorruptItemError(`unknown reason ${value}`);
+  return value as ReasonCode;
+}
+
+/** Reads a command item back into a record; throws {@link CorruptItemError} on a malformed item. */
+export function recordFromItem(item: Item): NotificationRecord {
+  const messageId = item.provider_message_id;
+  return {
+    idempotencyKey: str(item, 'idempotency_key'),
+    eventId: str(item, 'event_id'),
+    channel: 'sms',
+    template: str(item, 'template'),
+    locale: str(item, 'locale'),
+    state: state(item, 'state'),
+    version: num(item, 'version'),
+    attempts: num(item, 'attempts'),
+    createdAt: num(item, 'created_at'),
+    updatedAt: num(item, 'updated_at'),
+    expiresAt: num(item, 'expires_at'),
+    destinationFingerprint: str(item, 'destination_fingerprint'),
+    payloadFingerprint: str(item, 'payload_fingerprint'),
+    provider: {
+      name: str(item, 'provider_name'),
+      ...(typeof messageId === 'string' ? { messageId } : {}),
+    },
+    lastReason: reason(item, 'last_reason'),
+    ...optNum('leaseUntil', item, 'lease_until'),
+    ...(typeof item.lease_owner === 'string' ? { leaseOwner: item.lease_owner } : {}),
+    ...optNum('nextAttemptAt', item, 'next_attempt_at'),
+    ...optNum('unknownSince', item, 'unknown_since'),
+    ...optNum('sentAt', item, 'sent_at'),
+    ...optNum('dueAt', item, 'due_at'),
+    checks: num(item, 'checks'),
+    closed: item.closed === true,
+  };
+}
+
+/** Reads an evidence item back. */
+export function evidenceFromItem(item: Item): EvidenceRecord {
+  const from = item.from_state;
+  return {
+    idempotencyKey: str(item, 'idempotency_key'),
+    eventId: str(item, 'event_id'),
+    seq: num(item, 'seq'),
+    at: num(item, 'at'),
+    fromState: from === null || from === undefined ? null : state(item, 'from_state'),
+    toState: state(item, 'to_state'),
+    attempt: num(item, 'attempt'),
+    reason: reason(item, 'reason'),
+    actor: str(item, 'actor') as EvidenceRecord['actor'],
+    ...(typeof item.provider === 'string' ? { provider: item.provider } : {}),
+    ...(typeof item.provider_message_id === 'string' ? { providerMessageId: item.provider_message_id } : {}),
+    destinationFingerprint: str(item, 'destination_fingerprint'),
+  };
+}
+
+/** The admission evidence (seq 1) is not a separate item: admission is one PutItem. It is read off the command. */
+export function admissionEvidence(record: NotificationRecord): EvidenceRecord {
+  return {
+    idempotencyKey: record.idempotencyKey,
+    eventId: record.eventId,
+    seq: 1,
+    at: record.createdAt,
+    fromState: null,
+    toState: 'accepted',
+    attempt: 0,
+    reason: 'admitted',
+    actor: 'api',
+    provider: record.provider.name,
+    destinationFingerprint: record.destinationFingerprint,
+  };
+}

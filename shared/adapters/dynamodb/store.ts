@@ -1,0 +1,317 @@
+import {
+  ConditionalCheckFailedException,
+  type ConsumedCapacity,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AppliedTransition, EpochMs, EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
+import { isFinal } from '../../domain/notification.js';
+import type { AdmitResult, DuePage, NotificationStore, StoredCommand, TransitionWriteResult } from '../../ports/store.js';
+import { allOf, keyIsFree, stateIs, versionIs } from './conditions.js';
+import { StoreWriteError } from './errors.js';
+import {
+  admissionEvidence,
+  commandItem,
+  dueShardOf,
+  evidenceFromItem,
+  evidenceItem,
+  type Item,
+  RECORD_ATTRIBUTES,
+  recordAttributes,
+  recordFromItem,
+} from './item-mapping.js';
+import { TableSchema } from './schema.js';
+
+/** Called with the capacity each request consumed (benchmarks and cost figures). */
+export type CapacityListener = (operation: string, capacity: readonly ConsumedCapacity[]) => void;
+
+export interface DynamoNotificationStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly evidenceRetentionDays: number;
+  readonly onCapacity?: CapacityListener;
+}
+
+const { partitionKey: PK, sortKey: SK, commandSortKey: CMD } = TableSchema;
+
+/** The DynamoDB implementation of {@link NotificationStore} (DESIGN.md section 5). */
+export class DynamoNotificationStore implements NotificationStore {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly retentionDays: number;
+  private readonly onCapacity: CapacityListener | undefined;
+
+  constructor(options: DynamoNotificationStoreOptions) {
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.table = options.tableName;
+    this.retentionDays = options.evidenceRetentionDays;
+    this.onCapacity = options.onCapacity;
+  }
+
+  private get capacityMode() {
+    return this.onCapacity ? ({ ReturnConsumedCapacity: 'TOTAL' } as const) : {};
+  }
+
+  private report(operation: string, capacity: ConsumedCapacity | ConsumedCapacity[] | undefined): void {
+    if (!this.onCapacity || capacity === undefined) return;
+    this.onCapacity(operation, Array.isArray(capacity) ? capacity : [capacity]);
+  }
+
+  async admit(record: NotificationRecord, _evidence: EvidenceRecord, sealedPayload: string): Promise<AdmitResult> {
+    // One conditional PutItem and no read: the loser of a race gets the winner's item back for free.
+    const condition = allOf(keyIsFree(PK));
+    try {
+      const out = await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: commandItem(record, sealedPayload, this.retentionDays),
+          ConditionExpression: condition.ConditionExpression,
+          ExpressionAttributeNames: condition.ExpressionAttributeNames,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...this.capacityMode,
+        }),
+      );
+      this.report('admit', out.ConsumedCapacity);
+      return { kind: 'admitted', stored: { record, sealedPayload } };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException && error.Item) {
+        return { kind: 'exists', stored: storedFromItem(unmarshall(error.Item)) };
+      }
+      throw new StoreWriteError('admission write failed', { cause: error });
+    }
+  }
+
+  async get(idempotencyKey: string): Promise<StoredCommand | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: idempotencyKey, [SK]: CMD },
+        ConsistentRead: true,
+        ...this.capacityMode,
+      }),
+    );
+    this.report('get', out.ConsumedCapacity);
+    return out.Item ? storedFromItem(out.Item) : undefined;
+  }
+
+  async evidence(idempotencyKey: string): Promise<EvidenceRecord[]> {
+    const items = await this.queryAll({
+      TableName: this.table,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': PK },
+      ExpressionAttributeValues: { ':pk': idempotencyKey },
+      ConsistentRead: true,
+    });
+    const records: EvidenceRecord[] = [];
+    for (const item of items) {
+      if (item[SK] === CMD) records.push(admissionEvidence(recordFromItem(item)));
+      else records.push(evidenceFromItem(item));
+    }
+    return records.sort((a, b) => a.seq - b.seq);
+  }
+
+  async byEvent(eventId: string): Promise<NotificationRecord[]> {
+    const { byEventIndex } = TableSchema;
+    const items = await this.queryAll({
+      TableName: this.table,
+      IndexName: byEventIndex.name,
+      KeyConditionExpression: '#e = :e',
+      ExpressionAttributeNames: { '#e': byEventIndex.partitionKey },
+      ExpressionAttributeValues: { ':e': eventId },
+    });
+    return items.map(recordFromItem);
+  }
+
+  async transition(applied: AppliedTransition): Promise<TransitionWriteResult> {
+    const { previous, next, evidence } = applied;
+    const update = updateFor(previous, next);
+    const guard = allOf(stateIs(previous.state), versionIs(previous.version));
+    try {
+      const out = await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table,
+                Key: { [PK]: previous.idempotencyKey, [SK]: CMD },
+                UpdateExpression: update.expression,
+                ConditionExpression: guard.ConditionExpression,
+                ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, ...update.names },
+                ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ...update.values },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            {
+              // The evidence item is new by construction (seq = version); the guard makes a replay harmless.
+              Put: {
+                TableName: this.table,
+                Item: evidenceItem(evidence, previous.expiresAt, this.retentionDays),
+                ConditionExpression: 'attribute_not_exists(#pk)',
+                ExpressionAttributeNames: { '#pk': PK },
+              },
+            },
+          ],
+          ...this.capacityMode,
+        }),
+      );
+      this.report('transition', out.ConsumedCapacity);
+      return { kind: 'written', record: next };
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) {
+        const reasons = error.CancellationReasons ?? [];
+        const guardFailed = reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+        const conflicted = reasons.some((r) => r.Code === 'TransactionConflict');
+        if (guardFailed || conflicted) {
+          const old = reasons[0]?.Item;
+          return { kind: 'stale', current: old ? recordFromItem(unmarshall(old)) : undefined };
+        }
+      }
+      throw new StoreWriteError('transition write failed', { cause: error });
+    }
+  }
+
+  async reschedule(record: NotificationRecord, dueAt: EpochMs): Promise<TransitionWriteResult> {
+    const guard = allOf(stateIs(record.state), versionIs(record.version));
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: { [PK]: record.idempotencyKey, [SK]: CMD },
+          UpdateExpression: 'SET #dueAt = :dueAt, #dueShard = :dueShard',
+          ConditionExpression: guard.ConditionExpression,
+          ExpressionAttributeNames: {
+            ...guard.ExpressionAttributeNames,
+            '#dueAt': TableSchema.dueIndex.sortKey,
+            '#dueShard': TableSchema.dueIndex.partitionKey,
+          },
+          ExpressionAttributeValues: {
+            ...guard.ExpressionAttributeValues,
+            ':dueAt': dueAt,
+            ':dueShard': dueShardOf(record.idempotencyKey),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          ...this.capacityMode,
+        }),
+      );
+      this.report('reschedule', out.ConsumedCapacity);
+      return { kind: 'written', record: { ...record, dueAt } };
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) {
+        return { kind: 'stale', current: error.Item ? recordFromItem(unmarshall(error.Item)) : undefined };
+      }
+      throw new StoreWriteError('reschedule write failed', { cause: error });
+    }
+  }
+
+  async due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage> {
+    // Only items needing attention are in the sparse index, so cost follows the work, not the table.
+    const { dueIndex, dueShardCount } = TableSchema;
+    let position = decodeCursor(cursor);
+    const items: NotificationRecord[] = [];
+    while (position.shard < dueShardCount && items.length < limit) {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: dueIndex.name,
+          KeyConditionExpression: '#shard = :shard AND #due <= :now',
+          ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#due': dueIndex.sortKey },
+          ExpressionAttributeValues: { ':shard': String(position.shard), ':now': now },
+          Limit: limit - items.length,
+          ...(position.lastKey ? { ExclusiveStartKey: position.lastKey } : {}),
+          ...this.capacityMode,
+        }),
+      );
+      this.report('due', out.ConsumedCapacity);
+      for (const item of out.Items ?? []) items.push(recordFromItem(item));
+      position = out.LastEvaluatedKey
+        ? { shard: position.shard, lastKey: out.LastEvaluatedKey }
+        : { shard: position.shard + 1 };
+    }
+    const more = position.shard < dueShardCount;
+    return more ? { items, cursor: encodeCursor(position) } : { items };
+  }
+
+  private async queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({ ...input, ...(startKey ? { ExclusiveStartKey: startKey } : {}), ...this.capacityMode }),
+      );
+      this.report('query', out.ConsumedCapacity);
+      items.push(...(out.Items ?? []));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+}
+
+function storedFromItem(item: Item): StoredCommand {
+  const record = recordFromItem(item);
+  return typeof item.sealed_payload === 'string' ? { record, sealedPayload: item.sealed_payload } : { record };
+}
+
+/** SET what changed, REMOVE what disappeared; a final record also drops its sealed payload. */
+function updateFor(previous: NotificationRecord, next: NotificationRecord) {
+  const before = recordAttributes(previous);
+  const after = recordAttributes(next);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  const removes: string[] = [];
+  const attributes = new Set([
+    ...Object.values(RECORD_ATTRIBUTES),
+    'provider_name',
+    'provider_message_id',
+    TableSchema.dueIndex.partitionKey,
+  ]);
+  let i = 0;
+  for (const attribute of attributes) {
+    const name = `#a${i}`;
+    const value = `:v${i}`;
+    i++;
+    if (after[attribute] === undefined) {
+      if (before[attribute] !== undefined) {
+        names[name] = attribute;
+        removes.push(name);
+      }
+    } else if (!Object.is(after[attribute], before[attribute]) || attribute === 'state' || attribute === 'version') {
+      names[name] = attribute;
+      values[value] = after[attribute];
+      sets.push(`${name} = ${value}`);
+    }
+  }
+  if (isFinal(next)) {
+    names['#sealed'] = 'sealed_payload';
+    removes.push('#sealed');
+  }
+  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
+  return { expression, names, values };
+}
+
+interface CursorPosition {
+  readonly shard: number;
+  readonly lastKey?: Record<string, unknown>;
+}
+
+function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): CursorPosition {
+  if (!cursor) return { shard: 0 };
+  return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorPosition;
+}

@@ -1,0 +1,63 @@
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DispatchMessage, DispatchQueue, EnqueueResult } from '../../ports/queue.js';
+
+const MAX_BATCH = 10;
+const MAX_DELAY_SECONDS = 900;
+
+/** The body put on the queue: the key, never the payload. */
+export interface DispatchMessageBody {
+  readonly idempotency_key: string;
+  readonly version: number;
+}
+
+/** Parses a queue message body; undefined when it is not ours. */
+export function parseDispatchBody(body: string): DispatchMessageBody | undefined {
+  try {
+    const parsed = JSON.parse(body) as Partial<DispatchMessageBody>;
+    if (typeof parsed.idempotency_key !== 'string' || parsed.idempotency_key === '') return undefined;
+    return { idempotency_key: parsed.idempotency_key, version: Number(parsed.version ?? 0) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** SQS implementation of {@link DispatchQueue}: `SendMessageBatch` in chunks of ten. */
+export function createSqsDispatchQueue(client: SQSClient, queueUrl: string): DispatchQueue {
+  return {
+    async enqueue(messages): Promise<EnqueueResult> {
+      const failed: string[] = [];
+      for (let i = 0; i < messages.length; i += MAX_BATCH) {
+        const chunk = messages.slice(i, i + MAX_BATCH);
+        try {
+          const out = await client.send(
+            new SendMessageBatchCommand({
+              QueueUrl: queueUrl,
+              // Positional entry ids: caller ids may contain characters SQS does not allow.
+              Entries: chunk.map(({ message }, index) => ({
+                Id: String(index),
+                MessageBody: JSON.stringify(bodyOf(message)),
+                DelaySeconds: clampDelay(message.delaySeconds),
+              })),
+            }),
+          );
+          const failedIds = new Set((out.Failed ?? []).map((f) => f.Id));
+          chunk.forEach(({ id }, index) => {
+            if (failedIds.has(String(index))) failed.push(id);
+          });
+        } catch {
+          // The whole chunk is reported failed; the stream source retries it.
+          failed.push(...chunk.map(({ id }) => id));
+        }
+      }
+      return { failed };
+    },
+  };
+}
+
+function bodyOf(message: DispatchMessage): DispatchMessageBody {
+  return { idempotency_key: message.idempotencyKey, version: message.version };
+}
+
+function clampDelay(seconds: number): number {
+  return Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil(seconds)));
+}

@@ -1,0 +1,141 @@
+import middy from '@middy/core';
+import httpErrorHandler from '@middy/http-error-handler';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { deriveIdempotencyKey } from '../domain/idempotency-key.js';
+import type { NotificationRequest } from '../domain/notification.js';
+import type { NotificationStore } from '../ports/store.js';
+import { type AdmissionDeps, admitNotification } from '../usecases/admit-notification.js';
+import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
+import { GENERIC_500_BODY, json, problem } from '../http/responses.js';
+import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
+
+/** Largest accepted request body (DESIGN.md section 3). */
+export const MAX_BODY_BYTES = 16 * 1024;
+
+export interface ApiDeps extends AdmissionDeps {
+  readonly store: NotificationStore;
+  readonly maxExpiryMs: number;
+  /** Receives unexpected errors (never request bodies). */
+  readonly logError: (error: unknown) => void;
+}
+
+type Result = APIGatewayProxyStructuredResultV2;
+type Route = (event: APIGatewayProxyEventV2, match: RegExpMatchArray) => Promise<Result>;
+
+/**
+ * The HTTP API as one Lambda handler (API Gateway v2 events). Only deliberate 4xx carry detail;
+ * anything unexpected becomes a generic 500 through middy's error handler.
+ */
+export function createApiHandler(deps: ApiDeps) {
+  const routes: ReadonlyArray<readonly [string, RegExp, Route]> = [
+    ['POST', /^\/v1\/notifications\/?$/, (event) => postNotification(deps, event)],
+    ['GET', /^\/v1\/notifications\/?$/, (event) => listNotifications(deps, event)],
+    ['GET', /^\/v1\/notifications\/([^/]+)\/evidence\/?$/, (_e, m) => readEvidence(deps, decode(m[1]))],
+    ['GET', /^\/v1\/notifications\/([^/]+)\/?$/, (_e, m) => readNotification(deps, decode(m[1]))],
+  ];
+  const route = async (event: APIGatewayProxyEventV2): Promise<Result> => {
+    const method = event.requestContext.http.method.toUpperCase();
+    const path = event.rawPath;
+    let pathMatched = false;
+    for (const [routeMethod, pattern, handle] of routes) {
+      const match = path.match(pattern);
+      if (!match) continue;
+      pathMatched = true;
+      if (routeMethod === method) return handle(event, match);
+    }
+    return pathMatched
+      ? problem(405, 'method_not_allowed', `${method} is not allowed on ${path}`)
+      : problem(404, 'route_not_found', 'no such route');
+  };
+  return middy<APIGatewayProxyEventV2, Result>()
+    .use(httpHeaderNormalizer())
+    .use(httpErrorHandler({ logger: deps.logError, fallbackMessage: GENERIC_500_BODY }))
+    .handler(route);
+}
+
+function decode(segment: string | undefined): string {
+  try {
+    return decodeURIComponent(segment ?? '');
+  } catch {
+    return '';
+  }
+}
+
+async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): Promise<Result> {
+  const contentType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (contentType !== 'application/json') {
+    return problem(415, 'unsupported_media_type', 'Content-Type must be application/json');
+  }
+  const raw = event.body ?? '';
+  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+  if (bytes.byteLength > MAX_BODY_BYTES) {
+    return problem(413, 'payload_too_large', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return problem(400, 'malformed_json', 'the body is not valid JSON');
+  }
+  const parsed = NotificationRequestBody.safeParse(body);
+  const header = event.headers['idempotency-key'];
+  const key = header === undefined ? undefined : IdempotencyKeyHeader.safeParse(header);
+  const errors = [
+    ...(parsed.success ? [] : fieldErrors(parsed.error)),
+    ...(key && !key.success ? fieldErrors(key.error, 'headers.idempotency-key') : []),
+  ];
+  if (!parsed.success || (key && !key.success)) {
+    return problem(422, 'validation_failed', 'the request has invalid fields', errors);
+  }
+  const input = parsed.data;
+  const now = deps.clock.now();
+  const expiresAt = Date.parse(input.expires_at);
+  if (expiresAt > now + deps.maxExpiryMs) {
+    return problem(422, 'validation_failed', 'the request has invalid fields', [
+      { path: 'expires_at', message: `must be at most ${deps.maxExpiryMs / 3_600_000} h ahead` },
+    ]);
+  }
+  const request: NotificationRequest = {
+    idempotencyKey: key?.data ?? deriveIdempotencyKey(input.event_id, input.channel, input.template),
+    eventId: input.event_id,
+    channel: input.channel,
+    template: input.template,
+    locale: input.locale,
+    expiresAt,
+    sensitive: { phone: input.destination.phone, params: input.params as Record<string, string> },
+  };
+  const outcome = await admitNotification(deps, request);
+  switch (outcome.kind) {
+    case 'admitted':
+      return json(202, outcome.view, { location: `/v1/notifications/${encodeURIComponent(outcome.view.idempotency_key)}` });
+    case 'replayed':
+      return json(200, outcome.view, { 'idempotent-replayed': 'true' });
+    case 'conflict':
+      return problem(409, 'idempotency_key_reused', 'this idempotency key was used with a different payload');
+    case 'expired':
+      return problem(422, 'already_expired', 'expires_at leaves no time to dispatch', [
+        { path: 'expires_at', message: 'is in the past or within the dispatch margin' },
+      ]);
+  }
+}
+
+async function readNotification(deps: ApiDeps, key: string): Promise<Result> {
+  const view = key ? await getNotification(deps.store, key) : undefined;
+  return view ? json(200, view) : problem(404, 'not_found', 'no notification with this idempotency key');
+}
+
+async function readEvidence(deps: ApiDeps, key: string): Promise<Result> {
+  const transitions = key ? await getEvidence(deps.store, key) : undefined;
+  return transitions ? json(200, { transitions }) : problem(404, 'not_found', 'no notification with this idempotency key');
+}
+
+async function listNotifications(deps: ApiDeps, event: APIGatewayProxyEventV2): Promise<Result> {
+  const eventId = event.queryStringParameters?.event_id;
+  if (!eventId) {
+    return problem(422, 'validation_failed', 'the request has invalid fields', [
+      { path: 'query.event_id', message: 'is required' },
+    ]);
+  }
+  return json(200, { items: await listByEvent(deps.store, eventId) });
+}

@@ -1,0 +1,39 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { Clock } from '../domain/clock.js';
+import type { DispatchQueue } from '../ports/queue.js';
+import { type ChangeRecord, forwardChanges, type ForwardReport } from '../usecases/forward-stream.js';
+
+export interface ForwarderDeps {
+  readonly queue: DispatchQueue;
+  readonly clock: Clock;
+  readonly onReport?: (report: ForwardReport) => void;
+}
+
+type Image = Record<string, AttributeValue>;
+
+/**
+ * DynamoDB stream batch -> dispatch queue (keys only). Failed records are reported by sequence
+ * number, so Lambda retries from the first failure instead of the whole batch.
+ */
+export function createForwarderHandler(deps: ForwarderDeps) {
+  return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+    const changes: ChangeRecord[] = event.Records.flatMap((record) => {
+      const id = record.dynamodb?.SequenceNumber;
+      const eventName = record.eventName;
+      if (!id || !eventName) return [];
+      return [
+        {
+          id,
+          eventName,
+          ...(record.dynamodb?.OldImage ? { oldImage: unmarshall(record.dynamodb.OldImage as Image) } : {}),
+          ...(record.dynamodb?.NewImage ? { newImage: unmarshall(record.dynamodb.NewImage as Image) } : {}),
+        },
+      ];
+    });
+    const report = await forwardChanges(deps.queue, changes, deps.clock.now());
+    deps.onReport?.(report);
+    return { batchItemFailures: report.failedIds.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}

@@ -1,0 +1,54 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { z } from 'zod';
+import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
+import { LOCALES, TEMPLATES } from '../domain/templates.js';
+
+/** An E.164 number that libphonenumber-js considers valid, in its canonical form. */
+const e164Phone = z
+  .string()
+  .max(20)
+  .refine((value) => /^\+[1-9]\d{6,14}$/.test(value), { message: 'must be an E.164 number such as +14155550123' })
+  .refine((value) => parsePhoneNumberFromString(value)?.isValid() === true, {
+    message: 'is not a valid phone number',
+  });
+
+const resetUrl = z
+  .url({ protocol: /^https$/, message: 'must be an https URL' })
+  .max(2048);
+
+/** Exactly one secret: a numeric code or a reset URL. Unknown keys are rejected (no stray PII). */
+const params = z.union([
+  z.strictObject({ code: z.string().regex(/^\d{4,10}$/, 'must be 4 to 10 digits') }),
+  z.strictObject({ reset_url: resetUrl }),
+]);
+
+/** The body of `POST /v1/notifications` (DESIGN.md section 3). */
+export const NotificationRequestBody = z.strictObject({
+  event_id: z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1-255 characters of [A-Za-z0-9._:-]'),
+  channel: z.literal('sms'),
+  template: z.enum(TEMPLATES),
+  locale: z.enum(LOCALES).default('en'),
+  destination: z.strictObject({ phone: e164Phone }),
+  expires_at: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone' }),
+  params,
+});
+export type NotificationRequestBody = z.infer<typeof NotificationRequestBody>;
+
+/** The optional `Idempotency-Key` header. */
+export const IdempotencyKeyHeader = z
+  .string()
+  .regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1-255 characters of [A-Za-z0-9._:-]');
+
+/** One field error as the API returns it. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Flattens zod issues to `{ path, message }` with dotted paths. Never echoes the rejected value. */
+export function fieldErrors(error: z.ZodError, prefix?: string): FieldError[] {
+  return error.issues.map((issue) => {
+    const path = issue.path.map(String).join('.');
+    return { path: [prefix, path].filter(Boolean).join('.') || '(body)', message: issue.message };
+  });
+}

@@ -1,0 +1,27 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { FieldError } from './request-schema.js';
+
+/** The error body of every deliberate 4xx and of the generic 500. */
+export interface ErrorBody {
+  readonly code: string;
+  readonly message: string;
+  readonly errors?: readonly FieldError[];
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
+export function json(
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): APIGatewayProxyStructuredResultV2 {
+  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+export function problem(statusCode: number, code: string, message: string, errors?: readonly FieldError[]) {
+  const body: ErrorBody = errors ? { code, message, errors } : { code, message };
+  return json(statusCode, body);
+}
+
+/** What the error handler returns for anything unexpected: nothing internal leaks. */
+export const GENERIC_500_BODY = JSON.stringify({ code: 'internal_error', message: 'internal error' } satisfies ErrorBody);

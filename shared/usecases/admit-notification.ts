@@ -1,0 +1,61 @@
+import type { Clock } from '../domain/clock.js';
+import type { Fingerprinter } from '../domain/fingerprint.js';
+import { admit, type NotificationRequest } from '../domain/notification.js';
+import { type DispatchPolicy, isPastDispatchDeadline } from '../domain/policy.js';
+import type { Cipher } from '../ports/cipher.js';
+import type { NotificationStore } from '../ports/store.js';
+import { sealPayload } from './payload-seal.js';
+import { type NotificationView, toView } from './view.js';
+
+export interface AdmissionDeps {
+  readonly store: NotificationStore;
+  readonly cipher: Cipher;
+  readonly fingerprinter: Fingerprinter;
+  readonly clock: Clock;
+  readonly policy: DispatchPolicy;
+  readonly providerName: string;
+}
+
+/** Every expected outcome of an admission; none of them is an error. */
+export type AdmissionOutcome =
+  | { readonly kind: 'admitted'; readonly view: NotificationView }
+  | { readonly kind: 'replayed'; readonly view: NotificationView }
+  | { readonly kind: 'conflict'; readonly idempotencyKey: string }
+  | { readonly kind: 'expired'; readonly idempotencyKey: string };
+
+/**
+ * Admits a command exactly once. The hot path is one conditional PutItem and no read: a
+ * concurrent duplicate loses the condition and gets the winner's record back in the same call.
+ */
+export async function admitNotification(deps: AdmissionDeps, request: NotificationRequest): Promise<AdmissionOutcome> {
+  const now = deps.clock.now();
+  const payloadFingerprint = deps.fingerprinter.payload(request);
+  if (isPastDispatchDeadline(request, now, deps.policy)) {
+    // Nothing new may be stored; but a caller retrying an earlier, admitted request still gets its result.
+    const existing = await deps.store.get(request.idempotencyKey);
+    if (!existing) return { kind: 'expired', idempotencyKey: request.idempotencyKey };
+    return compare(existing.record, payloadFingerprint);
+  }
+  const { next, evidence } = admit({
+    request,
+    destinationFingerprint: deps.fingerprinter.destination(request.sensitive.phone),
+    payloadFingerprint,
+    providerName: deps.providerName,
+    now,
+    safetyNetAt: now + deps.policy.queueSafetyNetMs,
+  });
+  const sealed = await sealPayload(deps.cipher, request.idempotencyKey, request.sensitive);
+  const result = await deps.store.admit(next, evidence, sealed);
+  if (result.kind === 'admitted') return { kind: 'admitted', view: toView(result.stored.record) };
+  return compare(result.stored.record, payloadFingerprint);
+}
+
+function compare(
+  existing: { readonly payloadFingerprint: string } & Parameters<typeof toView>[0],
+  payloadFingerprint: string,
+): AdmissionOutcome {
+  if (existing.payloadFingerprint !== payloadFingerprint) {
+    return { kind: 'conflict', idempotencyKey: existing.idempotencyKey };
+  }
+  return { kind: 'replayed', view: toView(existing) };
+}

@@ -1,0 +1,104 @@
+import type { Clock } from '../domain/clock.js';
+import { decideDispatch, recordSendOutcome } from '../domain/dispatch.js';
+import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
+import type { DispatchPolicy } from '../domain/policy.js';
+import { clientReference, type SendOutcome, type SmsProvider } from '../domain/provider.js';
+import { renderBody } from '../domain/templates.js';
+import type { Cipher } from '../ports/cipher.js';
+import type { NotificationStore } from '../ports/store.js';
+import { MissingPayloadError } from './errors.js';
+import { openPayload } from './payload-seal.js';
+
+/** Points in a dispatch where a crash can be injected (a real Lambda can die at any of them). */
+export const DispatchStep = {
+  beforeClaim: 'before_claim',
+  afterClaim: 'after_claim',
+  afterProviderCall: 'after_provider_call',
+  beforeOutcomeWrite: 'before_outcome_write',
+} as const;
+export type DispatchStep = (typeof DispatchStep)[keyof typeof DispatchStep];
+
+/** Test and chaos hook: may throw to simulate a crash at a step. No-op in production. */
+export type StepHook = (step: DispatchStep, idempotencyKey: string) => void | Promise<void>;
+
+export interface DispatchDeps {
+  readonly store: NotificationStore;
+  readonly cipher: Cipher;
+  readonly provider: SmsProvider;
+  readonly clock: Clock;
+  readonly policy: DispatchPolicy;
+  /** Identifies this sender instance in leases. */
+  readonly owner: string;
+  readonly onStep?: StepHook;
+}
+
+/** What one dispatch did, for logs, metrics and tests. */
+export type DispatchReport =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'skipped'; readonly why: string; readonly state: string }
+  | { readonly kind: 'lost_race'; readonly at: 'claim' | 'transition' | 'outcome' }
+  | { readonly kind: 'transitioned'; readonly to: string; readonly reason: string }
+  | { readonly kind: 'sent'; readonly outcome: SendOutcome['kind']; readonly recorded: boolean; readonly to: string };
+
+/**
+ * The sender's use case: re-read strongly, decide, claim with a lease, call the provider inside
+ * the lease and the token's life, record the classified outcome. Duplicates end as skips.
+ */
+export async function dispatchNotification(deps: DispatchDeps, idempotencyKey: string): Promise<DispatchReport> {
+  const stored = await deps.store.get(idempotencyKey);
+  if (!stored) return { kind: 'missing' };
+  const decision = decideDispatch(stored.record, deps.clock.now(), deps.policy, deps.owner);
+  if (decision.kind === 'skip') return { kind: 'skipped', why: decision.why, state: stored.record.state };
+  if (decision.kind === 'transition') {
+    const written = await write(deps, stored.record, decision.intent);
+    return written ? { kind: 'transitioned', to: decision.intent.to, reason: decision.intent.reason } : lost('transition');
+  }
+
+  await deps.onStep?.(DispatchStep.beforeClaim, idempotencyKey);
+  if (!stored.sealedPayload) throw new MissingPayloadError(`command ${idempotencyKey} has no payload to send`);
+  const claimed = await write(deps, stored.record, decision.intent);
+  if (!claimed) return lost('claim');
+  await deps.onStep?.(DispatchStep.afterClaim, idempotencyKey);
+
+  const payload = await openPayload(deps.cipher, idempotencyKey, stored.sealedPayload);
+  const callStart = deps.clock.now();
+  const outcome = await sendSafely(deps.provider, {
+    idempotencyKey,
+    attempt: claimed.attempts,
+    clientReference: clientReference(idempotencyKey, claimed.attempts),
+    to: payload.phone,
+    body: renderBody(claimed.template, claimed.locale, payload.params),
+    // The provider must not deliver a stale reset: validity = the token's remaining life, never more.
+    validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
+    deadline: decision.callDeadline,
+  });
+  await deps.onStep?.(DispatchStep.afterProviderCall, idempotencyKey);
+
+  const intent = recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy);
+  await deps.onStep?.(DispatchStep.beforeOutcomeWrite, idempotencyKey);
+  // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
+  const recorded = await write(deps, claimed, intent);
+  return { kind: 'sent', outcome: outcome.kind, recorded: recorded !== undefined, to: intent.to };
+}
+
+async function write(
+  deps: Pick<DispatchDeps, 'store'>,
+  record: NotificationRecord,
+  intent: TransitionIntent,
+): Promise<NotificationRecord | undefined> {
+  const result = await deps.store.transition(applyTransition(record, intent));
+  return result.kind === 'written' ? result.record : undefined;
+}
+
+function lost(at: 'claim' | 'transition' | 'outcome'): DispatchReport {
+  return { kind: 'lost_race', at };
+}
+
+/** An adapter that throws breaks its contract; whatever happened is treated as an unknown outcome. */
+async function sendSafely(provider: SmsProvider, command: Parameters<SmsProvider['send']>[0]): Promise<SendOutcome> {
+  try {
+    return await provider.send(command);
+  } catch (error) {
+    return { kind: 'unknown', detail: `adapter_threw:${(error as Error).name}`, timedOut: false };
+  }
+}

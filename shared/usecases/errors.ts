@@ -1,0 +1,19 @@
+/** Errors of the use-case layer. Expected outcomes are returned; these mean "retry this message". */
+
+export abstract class UseCaseError extends Error {
+  abstract readonly code: string;
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A crash injected on purpose (chaos and crash tests): behaves like a Lambda dying at that step. */
+export class InjectedCrashError extends UseCaseError {
+  readonly code = 'injected_crash';
+}
+
+/** A non-final command has no sealed payload: the data is inconsistent and needs an operator. */
+export class MissingPayloadError extends UseCaseError {
+  readonly code = 'missing_payload';
+}

@@ -1,0 +1,72 @@
+import type { EvidenceRecord, NotificationRecord } from '../domain/notification.js';
+
+/** The public view of a command (DESIGN.md section 3). Never the phone number, params, token or URL. */
+export interface NotificationView {
+  readonly idempotency_key: string;
+  readonly event_id: string;
+  readonly channel: string;
+  readonly template: string;
+  readonly state: string;
+  readonly attempts: number;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly expires_at: string;
+  readonly destination_fingerprint: string;
+  readonly provider: { readonly name: string; readonly message_id?: string };
+  readonly last_reason?: string;
+}
+
+/** The public shape of one evidence record (DESIGN.md section 6). */
+export interface EvidenceView {
+  readonly idempotency_key: string;
+  readonly event_id: string;
+  readonly seq: number;
+  readonly at: string;
+  readonly from_state: string | null;
+  readonly to_state: string;
+  readonly attempt: number;
+  readonly reason: string;
+  readonly actor: string;
+  readonly provider?: string;
+  readonly provider_message_id?: string;
+  readonly destination_fingerprint: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toView(record: NotificationRecord): NotificationView {
+  return {
+    idempotency_key: record.idempotencyKey,
+    event_id: record.eventId,
+    channel: record.channel,
+    template: record.template,
+    state: record.state,
+    attempts: record.attempts,
+    created_at: iso(record.createdAt),
+    updated_at: iso(record.updatedAt),
+    expires_at: iso(record.expiresAt),
+    destination_fingerprint: record.destinationFingerprint,
+    provider: {
+      name: record.provider.name,
+      ...(record.provider.messageId === undefined ? {} : { message_id: record.provider.messageId }),
+    },
+    last_reason: record.lastReason,
+  };
+}
+
+export function toEvidenceView(evidence: EvidenceRecord): EvidenceView {
+  return {
+    idempotency_key: evidence.idempotencyKey,
+    event_id: evidence.eventId,
+    seq: evidence.seq,
+    at: iso(evidence.at),
+    from_state: evidence.fromState,
+    to_state: evidence.toState,
+    attempt: evidence.attempt,
+    reason: evidence.reason,
+    actor: evidence.actor,
+    ...(evidence.provider === undefined ? {} : { provider: evidence.provider }),
+    ...(evidence.providerMessageId === undefined ? {} : { provider_message_id: evidence.providerMessageId }),
+    destination_fingerprint: evidence.destinationFingerprint,
+  };
+}

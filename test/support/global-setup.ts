@@ -1,0 +1,24 @@
+import type { TestProject } from 'vitest/node';
+import { startFauxqs } from 'fauxqs';
+import { startDynamoDbLocal } from '../../local/dynamodb-local.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamodbEndpoint: string;
+    sqsEndpoint: string;
+  }
+}
+
+/**
+ * Starts the real emulators once for the integration suite: DynamoDB Local (Java) and fauxqs.
+ * Each test file creates its own table and queues, so files can run in parallel.
+ */
+export default async function setup(project: TestProject) {
+  const [dynamodb, fauxqs] = await Promise.all([startDynamoDbLocal(), startFauxqs({ port: 0, logger: false })]);
+  project.provide('dynamodbEndpoint', dynamodb.endpoint);
+  project.provide('sqsEndpoint', fauxqs.address);
+  return async () => {
+    await fauxqs.stop();
+    await dynamodb.stop();
+  };
+}
