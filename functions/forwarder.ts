@@ -1,5 +1,5 @@
-import { loadConfig } from '../shared/config.js';
 import { createServiceRuntime } from '../shared/composition.js';
+import { loadConfig } from '../shared/config.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
 
 const runtime = await createServiceRuntime(loadConfig());

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../shared/config.js';
 import { createServiceRuntime } from '../shared/composition.js';
+import { loadConfig } from '../shared/config.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
 
 const runtime = await createServiceRuntime(loadConfig());
@@ -11,5 +11,6 @@ export const handler = createSenderHandler({
   policy: runtime.config.policy,
   owner: `sender-${randomUUID()}`,
   onReport: (key, report) => runtime.logger.info('dispatch', { idempotency_key: key, ...report }),
-  onError: (key, error) => runtime.logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
+  onError: (key, error) =>
+    runtime.logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
 });

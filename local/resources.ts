@@ -45,7 +45,9 @@ export async function ensureQueues(
 ): Promise<{ queueUrl: string; dlqUrl: string }> {
   const dlq = await client.send(new CreateQueueCommand({ QueueName: `${baseName}-dlq` }));
   const dlqUrl = dlq.QueueUrl ?? '';
-  const attrs = await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }));
+  const attrs = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ['QueueArn'] }),
+  );
   const queue = await client.send(
     new CreateQueueCommand({
       QueueName: baseName,

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { startFauxqs } from 'fauxqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
+import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
-import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { createApiHandler } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
-import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
+import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
@@ -113,7 +113,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(sim.stop);
 
     const tableName = options.tableName ?? env.TABLE_NAME ?? 'reset-notifier';
-    const dynamodb = new DynamoDBClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: localCredentials });
+    const dynamodb = new DynamoDBClient({
+      endpoint: dynamodbEndpoint,
+      region: 'us-east-1',
+      credentials: localCredentials,
+    });
     const sqs = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: localCredentials });
     await ensureTable(dynamodb, tableName);
     const visibility = Number(env.QUEUE_VISIBILITY_TIMEOUT_SECONDS ?? 30);
@@ -150,7 +154,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       policy: config.policy,
       owner: `local-sender-${process.pid}`,
       ...(options.onStep ? { onStep: options.onStep } : {}),
-      onError: (key, error) => logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
+      onError: (key, error) =>
+        logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
     });
     const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
 
@@ -161,21 +166,28 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(api.stop);
 
-    const streams = new DynamoDBStreamsClient({ endpoint: dynamodbEndpoint, region: 'us-east-1', credentials: localCredentials });
-    const onError = (error: unknown) => logger.warn('local runtime error', { error: (error as Error).message });
+    const streams = new DynamoDBStreamsClient({
+      endpoint: dynamodbEndpoint,
+      region: 'us-east-1',
+      credentials: localCredentials,
+    });
+    const onError = (error: unknown) =>
+      logger.warn('local runtime error', { error: (error as Error).message });
     const streamPoller = startStreamPoller({
       dynamodb,
       streams,
       tableName,
       handler: (event) => forwarder(event),
       onError,
-      ...(options.streamDuplicateProbability ? { duplicateProbability: options.streamDuplicateProbability } : {}),
+      ...(options.streamDuplicateProbability
+        ? { duplicateProbability: options.streamDuplicateProbability }
+        : {}),
     });
     stops.push(streamPoller.stop);
 
     const queueArn =
-      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes
-        ?.QueueArn ?? '';
+      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] })))
+        .Attributes?.QueueArn ?? '';
     const sqsPoller = startSqsPoller({
       client: sqs,
       queueUrl,

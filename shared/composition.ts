@@ -1,10 +1,10 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoNotificationStore } from './adapters/dynamodb/store.js';
 import { createKmsCipher } from './adapters/kms-cipher.js';
 import { createLocalCipher, parseKey } from './adapters/local-cipher.js';
@@ -41,7 +41,11 @@ function clientConfig(config: ServiceConfig, endpoint: string | undefined) {
 
 async function fingerprintSecret(config: ServiceConfig, clock: Clock): Promise<Uint8Array> {
   if (config.fingerprintKeyParameter) {
-    const load = createSsmSecretLoader({ client: new SSMClient({ region: config.region }), name: config.fingerprintKeyParameter, clock });
+    const load = createSsmSecretLoader({
+      client: new SSMClient({ region: config.region }),
+      name: config.fingerprintKeyParameter,
+      clock,
+    });
     return load();
   }
   if (!config.fingerprintKey) throw new Error('FINGERPRINT_KEY or FINGERPRINT_KEY_PARAMETER must be set');
@@ -51,7 +55,11 @@ async function fingerprintSecret(config: ServiceConfig, clock: Clock): Promise<U
 function cipherFor(config: ServiceConfig, clock: Clock): Cipher {
   if (config.cipher === 'kms') {
     if (!config.kmsKeyId) throw new Error('CIPHER=kms needs KMS_KEY_ID');
-    return createKmsCipher({ client: new KMSClient({ region: config.region }), keyId: config.kmsKeyId, clock });
+    return createKmsCipher({
+      client: new KMSClient({ region: config.region }),
+      keyId: config.kmsKeyId,
+      clock,
+    });
   }
   if (!config.localDataKey) throw new Error('CIPHER=local needs LOCAL_DATA_KEY (32 bytes, hex or base64)');
   return createLocalCipher(parseKey(config.localDataKey));
@@ -94,7 +102,10 @@ export async function createServiceRuntime(
       tableName: config.tableName,
       evidenceRetentionDays: config.evidenceRetentionDays,
     }),
-    queue: createSqsDispatchQueue(new SQSClient(clientConfig(config, config.sqsEndpoint)), config.dispatchQueueUrl),
+    queue: createSqsDispatchQueue(
+      new SQSClient(clientConfig(config, config.sqsEndpoint)),
+      config.dispatchQueueUrl,
+    ),
     cipher: cipherFor(config, clock),
     fingerprinter,
     provider: providerFor(config, clock, fingerprinter),

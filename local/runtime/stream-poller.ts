@@ -75,12 +75,19 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     let start: string | undefined;
     do {
       const out = await options.streams.send(
-        new DescribeStreamCommand({ StreamArn: streamArn, ...(start ? { ExclusiveStartShardId: start } : {}) }),
+        new DescribeStreamCommand({
+          StreamArn: streamArn,
+          ...(start ? { ExclusiveStartShardId: start } : {}),
+        }),
       );
       for (const shard of out.StreamDescription?.Shards ?? []) {
         if (!shard.ShardId || shards.has(shard.ShardId)) continue;
         const it = await options.streams.send(
-          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shard.ShardId, ShardIteratorType: 'TRIM_HORIZON' }),
+          new GetShardIteratorCommand({
+            StreamArn: streamArn,
+            ShardId: shard.ShardId,
+            ShardIteratorType: 'TRIM_HORIZON',
+          }),
         );
         shards.set(shard.ShardId, { iterator: it.ShardIterator, retries: 0, done: false });
       }
@@ -98,7 +105,10 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       const failures = (response?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
       if (failures.length === 0) return undefined;
       const order = records.map((r) => r.dynamodb?.SequenceNumber);
-      const first = failures.map((id) => order.indexOf(id)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
+      const first = failures
+        .map((id) => order.indexOf(id))
+        .filter((i) => i >= 0)
+        .sort((a, b) => a - b)[0];
       return order[first ?? 0] ?? order[0];
     } catch (error) {
       options.onError?.(error);
@@ -111,7 +121,9 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
       cursor.done = true;
       return 0;
     }
-    const out = await options.streams.send(new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: options.batchSize ?? 100 }));
+    const out = await options.streams.send(
+      new GetRecordsCommand({ ShardIterator: cursor.iterator, Limit: options.batchSize ?? 100 }),
+    );
     const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn as string));
     if (records.length === 0) {
       cursor.iterator = out.NextShardIterator;
@@ -120,7 +132,8 @@ export function startStreamPoller(options: StreamPollerOptions): { stop(): Promi
     }
     const retryFrom = await invoke(records);
     if (retryFrom === undefined || cursor.retries >= (options.maxRetries ?? 10)) {
-      if (retryFrom !== undefined) options.onError?.(new Error(`stream batch from ${retryFrom} skipped after retries`));
+      if (retryFrom !== undefined)
+        options.onError?.(new Error(`stream batch from ${retryFrom} skipped after retries`));
       cursor.retries = 0;
       cursor.iterator = out.NextShardIterator;
       if (!cursor.iterator) cursor.done = true;

@@ -10,8 +10,11 @@ export class SealedValueError extends Error {
 
 /** Parses a 32-byte key given as 64 hex chars or base64. */
 export function parseKey(encoded: string): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(encoded) ? Buffer.from(encoded, 'hex') : Buffer.from(encoded, 'base64');
-  if (key.byteLength !== 32) throw new SealedValueError('a local data key must be 32 bytes (64 hex chars or base64)');
+  const key = /^[0-9a-fA-F]{64}$/.test(encoded)
+    ? Buffer.from(encoded, 'hex')
+    : Buffer.from(encoded, 'base64');
+  if (key.byteLength !== 32)
+    throw new SealedValueError('a local data key must be 32 bytes (64 hex chars or base64)');
   return key;
 }
 

@@ -4,11 +4,11 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { deriveIdempotencyKey } from '../domain/idempotency-key.js';
 import type { NotificationRequest } from '../domain/notification.js';
+import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
+import { GENERIC_500_BODY, json, problem } from '../http/responses.js';
 import type { NotificationStore } from '../ports/store.js';
 import { type AdmissionDeps, admitNotification } from '../usecases/admit-notification.js';
 import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
-import { GENERIC_500_BODY, json, problem } from '../http/responses.js';
-import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
 
 /** Largest accepted request body (DESIGN.md section 3). */
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -108,7 +108,9 @@ async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): P
   const outcome = await admitNotification(deps, request);
   switch (outcome.kind) {
     case 'admitted':
-      return json(202, outcome.view, { location: `/v1/notifications/${encodeURIComponent(outcome.view.idempotency_key)}` });
+      return json(202, outcome.view, {
+        location: `/v1/notifications/${encodeURIComponent(outcome.view.idempotency_key)}`,
+      });
     case 'replayed':
       return json(200, outcome.view, { 'idempotent-replayed': 'true' });
     case 'conflict':
@@ -127,7 +129,9 @@ async function readNotification(deps: ApiDeps, key: string): Promise<Result> {
 
 async function readEvidence(deps: ApiDeps, key: string): Promise<Result> {
   const transitions = key ? await getEvidence(deps.store, key) : undefined;
-  return transitions ? json(200, { transitions }) : problem(404, 'not_found', 'no notification with this idempotency key');
+  return transitions
+    ? json(200, { transitions })
+    : problem(404, 'not_found', 'no notification with this idempotency key');
 }
 
 async function listNotifications(deps: ApiDeps, event: APIGatewayProxyEventV2): Promise<Result> {

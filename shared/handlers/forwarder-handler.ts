@@ -1,9 +1,9 @@
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { Clock } from '../domain/clock.js';
 import type { DispatchQueue } from '../ports/queue.js';
-import { type ChangeRecord, forwardChanges, type ForwardReport } from '../usecases/forward-stream.js';
+import { type ChangeRecord, type ForwardReport, forwardChanges } from '../usecases/forward-stream.js';
 
 export interface ForwarderDeps {
   readonly queue: DispatchQueue;

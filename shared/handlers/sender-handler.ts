@@ -1,6 +1,10 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseDispatchBody } from '../adapters/sqs/dispatch-queue.js';
-import { type DispatchDeps, type DispatchReport, dispatchNotification } from '../usecases/dispatch-notification.js';
+import {
+  type DispatchDeps,
+  type DispatchReport,
+  dispatchNotification,
+} from '../usecases/dispatch-notification.js';
 
 export interface SenderDeps extends DispatchDeps {
   readonly onReport?: (key: string, report: DispatchReport) => void;
@@ -29,7 +33,9 @@ export function createSenderHandler(deps: SenderDeps) {
       }),
     );
     return {
-      batchItemFailures: results.filter((id): id is string => id !== undefined).map((itemIdentifier) => ({ itemIdentifier })),
+      batchItemFailures: results
+        .filter((id): id is string => id !== undefined)
+        .map((itemIdentifier) => ({ itemIdentifier })),
     };
   };
 }

@@ -7,14 +7,14 @@ import { LOCALES, TEMPLATES } from '../domain/templates.js';
 const e164Phone = z
   .string()
   .max(20)
-  .refine((value) => /^\+[1-9]\d{6,14}$/.test(value), { message: 'must be an E.164 number such as +14155550123' })
+  .refine((value) => /^\+[1-9]\d{6,14}$/.test(value), {
+    message: 'must be an E.164 number such as +14155550123',
+  })
   .refine((value) => parsePhoneNumberFromString(value)?.isValid() === true, {
     message: 'is not a valid phone number',
   });
 
-const resetUrl = z
-  .url({ protocol: /^https$/, message: 'must be an https URL' })
-  .max(2048);
+const resetUrl = z.url({ protocol: /^https$/, message: 'must be an https URL' }).max(2048);
 
 /** Exactly one secret: a numeric code or a reset URL. Unknown keys are rejected (no stray PII). */
 const params = z.union([

@@ -24,4 +24,7 @@ export function problem(statusCode: number, code: string, message: string, error
 }
 
 /** What the error handler returns for anything unexpected: nothing internal leaks. */
-export const GENERIC_500_BODY = JSON.stringify({ code: 'internal_error', message: 'internal error' } satisfies ErrorBody);
+export const GENERIC_500_BODY = JSON.stringify({
+  code: 'internal_error',
+  message: 'internal error',
+} satisfies ErrorBody);

@@ -15,5 +15,7 @@ export interface EnqueueResult {
 /** The dispatch queue as the forwarder and reconciler see it. */
 export interface DispatchQueue {
   /** Enqueues messages keyed by caller-chosen ids (for partial failure reporting). */
-  enqueue(messages: ReadonlyArray<{ readonly id: string; readonly message: DispatchMessage }>): Promise<EnqueueResult>;
+  enqueue(
+    messages: ReadonlyArray<{ readonly id: string; readonly message: DispatchMessage }>,
+  ): Promise<EnqueueResult>;
 }

@@ -1,4 +1,9 @@
-import type { AppliedTransition, EpochMs, EvidenceRecord, NotificationRecord } from '../domain/notification.js';
+import type {
+  AppliedTransition,
+  EpochMs,
+  EvidenceRecord,
+  NotificationRecord,
+} from '../domain/notification.js';
 
 /** A stored command together with its sealed sensitive payload. */
 export interface StoredCommand {

@@ -27,7 +27,10 @@ export type AdmissionOutcome =
  * Admits a command exactly once. The hot path is one conditional PutItem and no read: a
  * concurrent duplicate loses the condition and gets the winner's record back in the same call.
  */
-export async function admitNotification(deps: AdmissionDeps, request: NotificationRequest): Promise<AdmissionOutcome> {
+export async function admitNotification(
+  deps: AdmissionDeps,
+  request: NotificationRequest,
+): Promise<AdmissionOutcome> {
   const now = deps.clock.now();
   const payloadFingerprint = deps.fingerprinter.payload(request);
   if (isPastDispatchDeadline(request, now, deps.policy)) {

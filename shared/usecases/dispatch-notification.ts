@@ -38,24 +38,35 @@ export type DispatchReport =
   | { readonly kind: 'skipped'; readonly why: string; readonly state: string }
   | { readonly kind: 'lost_race'; readonly at: 'claim' | 'transition' | 'outcome' }
   | { readonly kind: 'transitioned'; readonly to: string; readonly reason: string }
-  | { readonly kind: 'sent'; readonly outcome: SendOutcome['kind']; readonly recorded: boolean; readonly to: string };
+  | {
+      readonly kind: 'sent';
+      readonly outcome: SendOutcome['kind'];
+      readonly recorded: boolean;
+      readonly to: string;
+    };
 
 /**
  * The sender's use case: re-read strongly, decide, claim with a lease, call the provider inside
  * the lease and the token's life, record the classified outcome. Duplicates end as skips.
  */
-export async function dispatchNotification(deps: DispatchDeps, idempotencyKey: string): Promise<DispatchReport> {
+export async function dispatchNotification(
+  deps: DispatchDeps,
+  idempotencyKey: string,
+): Promise<DispatchReport> {
   const stored = await deps.store.get(idempotencyKey);
   if (!stored) return { kind: 'missing' };
   const decision = decideDispatch(stored.record, deps.clock.now(), deps.policy, deps.owner);
   if (decision.kind === 'skip') return { kind: 'skipped', why: decision.why, state: stored.record.state };
   if (decision.kind === 'transition') {
     const written = await write(deps, stored.record, decision.intent);
-    return written ? { kind: 'transitioned', to: decision.intent.to, reason: decision.intent.reason } : lost('transition');
+    return written
+      ? { kind: 'transitioned', to: decision.intent.to, reason: decision.intent.reason }
+      : lost('transition');
   }
 
   await deps.onStep?.(DispatchStep.beforeClaim, idempotencyKey);
-  if (!stored.sealedPayload) throw new MissingPayloadError(`command ${idempotencyKey} has no payload to send`);
+  if (!stored.sealedPayload)
+    throw new MissingPayloadError(`command ${idempotencyKey} has no payload to send`);
   const claimed = await write(deps, stored.record, decision.intent);
   if (!claimed) return lost('claim');
   await deps.onStep?.(DispatchStep.afterClaim, idempotencyKey);
@@ -95,7 +106,10 @@ function lost(at: 'claim' | 'transition' | 'outcome'): DispatchReport {
 }
 
 /** An adapter that throws breaks its contract; whatever happened is treated as an unknown outcome. */
-async function sendSafely(provider: SmsProvider, command: Parameters<SmsProvider['send']>[0]): Promise<SendOutcome> {
+async function sendSafely(
+  provider: SmsProvider,
+  command: Parameters<SmsProvider['send']>[0],
+): Promise<SendOutcome> {
   try {
     return await provider.send(command);
   } catch (error) {

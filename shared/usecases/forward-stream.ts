@@ -16,10 +16,11 @@ export interface ChangeRecord {
  */
 export function dispatchMessageFor(change: ChangeRecord, now: EpochMs): DispatchMessage | undefined {
   const next = change.newImage;
-  if (!next || next.sk !== 'CMD' || next.state !== NotificationState.accepted) return undefined;
+  if (next?.sk !== 'CMD' || next.state !== NotificationState.accepted) return undefined;
   if (change.eventName === 'MODIFY') {
     const before = change.oldImage;
-    if (before && before.state === NotificationState.accepted && before.version === next.version) return undefined;
+    if (before && before.state === NotificationState.accepted && before.version === next.version)
+      return undefined;
   } else if (change.eventName !== 'INSERT') {
     return undefined;
   }
@@ -49,5 +50,9 @@ export async function forwardChanges(
     return message ? [{ id: change.id, message }] : [];
   });
   const { failed } = messages.length ? await queue.enqueue(messages) : { failed: [] };
-  return { forwarded: messages.length - failed.length, ignored: changes.length - messages.length, failedIds: failed };
+  return {
+    forwarded: messages.length - failed.length,
+    ignored: changes.length - messages.length,
+    failedIds: failed,
+  };
 }

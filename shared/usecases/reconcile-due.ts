@@ -73,7 +73,11 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   return summary;
 }
 
-async function reconcileOne(deps: ReconcileDeps, record: NotificationRecord, summary: ReconcileSummary): Promise<void> {
+async function reconcileOne(
+  deps: ReconcileDeps,
+  record: NotificationRecord,
+  summary: ReconcileSummary,
+): Promise<void> {
   const now = deps.clock.now();
   const step = decideReconcile(record, now, deps.policy);
   switch (step.kind) {
@@ -85,7 +89,10 @@ async function reconcileOne(deps: ReconcileDeps, record: NotificationRecord, sum
       return;
     case 'redrive': {
       const { failed } = await deps.queue.enqueue([
-        { id: record.idempotencyKey, message: { idempotencyKey: record.idempotencyKey, version: record.version, delaySeconds: 0 } },
+        {
+          id: record.idempotencyKey,
+          message: { idempotencyKey: record.idempotencyKey, version: record.version, delaySeconds: 0 },
+        },
       ]);
       if (failed.length) throw new Error('redrive enqueue failed');
       summary.redriven++;
@@ -139,7 +146,11 @@ function count(
   else summary.stale++;
 }
 
-async function runBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function runBounded<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {

@@ -1,5 +1,5 @@
-import type { TestProject } from 'vitest/node';
 import { startFauxqs } from 'fauxqs';
+import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.js';
 
 declare module 'vitest' {
@@ -14,7 +14,10 @@ declare module 'vitest' {
  * Each test file creates its own table and queues, so files can run in parallel.
  */
 export default async function setup(project: TestProject) {
-  const [dynamodb, fauxqs] = await Promise.all([startDynamoDbLocal(), startFauxqs({ port: 0, logger: false })]);
+  const [dynamodb, fauxqs] = await Promise.all([
+    startDynamoDbLocal(),
+    startFauxqs({ port: 0, logger: false }),
+  ]);
   project.provide('dynamodbEndpoint', dynamodb.endpoint);
   project.provide('sqsEndpoint', fauxqs.address);
   return async () => {

@@ -113,13 +113,15 @@ function optNum<K extends string>(key: K, item: Item, name: string): { [P in K]?
 
 function state(item: Item, name: string): NotificationState {
   const value = str(item, name);
-  if (!(ALL_STATES as readonly string[]).includes(value)) throw new CorruptItemError(`unknown state ${value}`);
+  if (!(ALL_STATES as readonly string[]).includes(value))
+    throw new CorruptItemError(`unknown state ${value}`);
   return value as NotificationState;
 }
 
 function reason(item: Item, name: string): ReasonCode {
   const value = str(item, name);
-  if (!(ALL_REASONS as readonly string[]).includes(value)) throw new CorruptItemError(`unknown reason ${value}`);
+  if (!(ALL_REASONS as readonly string[]).includes(value))
+    throw new CorruptItemError(`unknown reason ${value}`);
   return value as ReasonCode;
 }
 

@@ -13,9 +13,20 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AppliedTransition, EpochMs, EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
+import type {
+  AppliedTransition,
+  EpochMs,
+  EvidenceRecord,
+  NotificationRecord,
+} from '../../domain/notification.js';
 import { isFinal } from '../../domain/notification.js';
-import type { AdmitResult, DuePage, NotificationStore, StoredCommand, TransitionWriteResult } from '../../ports/store.js';
+import type {
+  AdmitResult,
+  DuePage,
+  NotificationStore,
+  StoredCommand,
+  TransitionWriteResult,
+} from '../../ports/store.js';
 import { allOf, keyIsFree, stateIs, versionIs } from './conditions.js';
 import { StoreWriteError } from './errors.js';
 import {
@@ -68,7 +79,11 @@ export class DynamoNotificationStore implements NotificationStore {
     this.onCapacity(operation, Array.isArray(capacity) ? capacity : [capacity]);
   }
 
-  async admit(record: NotificationRecord, _evidence: EvidenceRecord, sealedPayload: string): Promise<AdmitResult> {
+  async admit(
+    record: NotificationRecord,
+    _evidence: EvidenceRecord,
+    sealedPayload: string,
+  ): Promise<AdmitResult> {
     // One conditional PutItem and no read: the loser of a race gets the winner's item back for free.
     const condition = allOf(keyIsFree(PK));
     try {
@@ -247,7 +262,11 @@ export class DynamoNotificationStore implements NotificationStore {
     let startKey: Record<string, unknown> | undefined;
     do {
       const out = await this.doc.send(
-        new QueryCommand({ ...input, ...(startKey ? { ExclusiveStartKey: startKey } : {}), ...this.capacityMode }),
+        new QueryCommand({
+          ...input,
+          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          ...this.capacityMode,
+        }),
       );
       this.report('query', out.ConsumedCapacity);
       items.push(...(out.Items ?? []));
@@ -259,7 +278,9 @@ export class DynamoNotificationStore implements NotificationStore {
 
 function storedFromItem(item: Item): StoredCommand {
   const record = recordFromItem(item);
-  return typeof item.sealed_payload === 'string' ? { record, sealedPayload: item.sealed_payload } : { record };
+  return typeof item.sealed_payload === 'string'
+    ? { record, sealedPayload: item.sealed_payload }
+    : { record };
 }
 
 /** SET what changed, REMOVE what disappeared; a final record also drops its sealed payload. */
@@ -286,7 +307,11 @@ function updateFor(previous: NotificationRecord, next: NotificationRecord) {
         names[name] = attribute;
         removes.push(name);
       }
-    } else if (!Object.is(after[attribute], before[attribute]) || attribute === 'state' || attribute === 'version') {
+    } else if (
+      !Object.is(after[attribute], before[attribute]) ||
+      attribute === 'state' ||
+      attribute === 'version'
+    ) {
       names[name] = attribute;
       values[value] = after[attribute];
       sets.push(`${name} = ${value}`);
@@ -296,7 +321,10 @@ function updateFor(previous: NotificationRecord, next: NotificationRecord) {
     names['#sealed'] = 'sealed_payload';
     removes.push('#sealed');
   }
-  const expression = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+  const expression = [
+    sets.length ? `SET ${sets.join(', ')}` : '',
+    removes.length ? `REMOVE ${removes.join(', ')}` : '',
+  ]
     .filter(Boolean)
     .join(' ');
   return { expression, names, values };

@@ -1,0 +1,69 @@
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { inject } from 'vitest';
+import { ensureTable } from '../../local/resources.js';
+import { startHttpServer } from '../../local/runtime/http-server.js';
+import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
+import { createLocalCipher, parseKey } from '../../shared/adapters/local-cipher.js';
+import type { Clock } from '../../shared/domain/clock.js';
+import { systemClock } from '../../shared/domain/clock.js';
+import { createFingerprinter } from '../../shared/domain/fingerprint.js';
+import { DEFAULT_POLICY } from '../../shared/domain/policy.js';
+import { createApiHandler } from '../../shared/handlers/api-handler.js';
+import { testKeys, uniqueName } from './fixtures.js';
+
+/** The API on a fresh table in the suite's DynamoDB Local, behind the local HTTP server. */
+export async function startApiHarness(options: { clock?: Clock } = {}) {
+  const client = new DynamoDBClient({
+    endpoint: inject('dynamodbEndpoint'),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const tableName = uniqueName('api');
+  await ensureTable(client, tableName);
+  const keys = testKeys();
+  const store = new DynamoNotificationStore({ client, tableName, evidenceRetentionDays: 400 });
+  const errors: unknown[] = [];
+  const handler = createApiHandler({
+    store,
+    cipher: createLocalCipher(parseKey(keys.dataKey)),
+    fingerprinter: createFingerprinter(parseKey(keys.fingerprintKey)),
+    clock: options.clock ?? systemClock,
+    policy: DEFAULT_POLICY,
+    providerName: 'simulator',
+    maxExpiryMs: 24 * 3_600_000,
+    logError: (error) => errors.push(error),
+  });
+  const server = await startHttpServer({ handler: (e, c) => handler(e, c), port: 0 });
+  return {
+    url: server.url,
+    store,
+    tableName,
+    client,
+    errors,
+    /** Every item in the table, unmarshalled (for "nothing stored" and PII checks). */
+    async scan(): Promise<Record<string, unknown>[]> {
+      const items: Record<string, unknown>[] = [];
+      let start: Record<string, never> | undefined;
+      do {
+        const out = await client.send(
+          new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+        );
+        items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
+        start = out.LastEvaluatedKey as Record<string, never> | undefined;
+      } while (start);
+      return items;
+    },
+    post(body: unknown, headers: Record<string, string> = {}) {
+      return fetch(`${server.url}/v1/notifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+    },
+    async stop() {
+      await server.stop();
+      client.destroy();
+    },
+  };
+}
