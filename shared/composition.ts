@@ -81,6 +81,7 @@ function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerp
     authToken: config.providerAuthToken,
     from: config.providerFrom,
     name: config.provider,
+    lookupTimeoutMs: config.providerLookupTimeoutMs,
     clock,
   });
 }

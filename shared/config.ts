@@ -17,6 +17,8 @@ export interface ServiceConfig {
   readonly providerAccountSid: string;
   readonly providerAuthToken: string;
   readonly providerFrom: string;
+  /** Upper bound of one status lookup (reads only). */
+  readonly providerLookupTimeoutMs: number;
   /** `local` (AES-256-GCM key from LOCAL_DATA_KEY) or `kms` (KMS_KEY_ID). */
   readonly cipher: 'local' | 'kms';
   readonly localDataKey?: string;
@@ -65,6 +67,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
     providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
     providerFrom: env.PROVIDER_FROM ?? '+15005550006',
+    providerLookupTimeoutMs: num(env, 'PROVIDER_LOOKUP_TIMEOUT_MS', num(env, 'PROVIDER_TIMEOUT_MS', 3000)),
     cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
     ...opt('localDataKey', env.LOCAL_DATA_KEY),
     ...opt('kmsKeyId', env.KMS_KEY_ID),
@@ -80,6 +83,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       statusHorizonMs: seconds('STATUS_HORIZON_SECONDS', DEFAULT_POLICY.statusHorizonMs),
       statusPollMs: seconds('STATUS_POLL_SECONDS', DEFAULT_POLICY.statusPollMs),
       queueSafetyNetMs: seconds('QUEUE_SAFETY_NET_SECONDS', DEFAULT_POLICY.queueSafetyNetMs),
+      leaseSlackMs: num(env, 'LEASE_SLACK_MS', DEFAULT_POLICY.leaseSlackMs),
       backoffBaseMs: num(env, 'BACKOFF_BASE_MS', DEFAULT_POLICY.backoffBaseMs),
       backoffMaxMs: num(env, 'BACKOFF_MAX_MS', DEFAULT_POLICY.backoffMaxMs),
       maxAttempts: num(env, 'MAX_ATTEMPTS', DEFAULT_POLICY.maxAttempts),

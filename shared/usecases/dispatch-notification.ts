@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import { decideDispatch, recordSendOutcome } from '../domain/dispatch.js';
 import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
-import type { DispatchPolicy } from '../domain/policy.js';
+import { type DispatchPolicy, dispatchDeadline } from '../domain/policy.js';
 import { clientReference, type SendOutcome, type SmsProvider } from '../domain/provider.js';
 import { renderBody } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
@@ -41,6 +41,8 @@ export type DispatchReport =
   | {
       readonly kind: 'sent';
       readonly outcome: SendOutcome['kind'];
+      /** The classification's detail (never message content). */
+      readonly detail?: string;
       readonly recorded: boolean;
       readonly to: string;
     };
@@ -72,24 +74,35 @@ export async function dispatchNotification(
   await deps.onStep?.(DispatchStep.afterClaim, idempotencyKey);
 
   const payload = await openPayload(deps.cipher, idempotencyKey, stored.sealedPayload);
+  // The time budget starts now, not at the decision: the claim write itself may have been slow.
   const callStart = deps.clock.now();
-  const outcome = await sendSafely(deps.provider, {
-    idempotencyKey,
-    attempt: claimed.attempts,
-    clientReference: clientReference(idempotencyKey, claimed.attempts),
-    to: payload.phone,
-    body: renderBody(claimed.template, claimed.locale, payload.params),
-    // The provider must not deliver a stale reset: validity = the token's remaining life, never more.
-    validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
-    deadline: decision.callDeadline,
-  });
+  const callEnd = Math.min(
+    callStart + deps.policy.providerTimeoutMs,
+    dispatchDeadline(claimed, deps.policy),
+    (claimed.leaseUntil ?? decision.callDeadline) - deps.policy.leaseSlackMs / 2,
+  );
+  const outcome: SendOutcome =
+    callEnd - callStart < Math.min(deps.policy.minSendWindowMs, deps.policy.providerTimeoutMs)
+      ? // Too late to start a call that could finish in time: definitely not sent, and never after the deadline.
+        { kind: 'not_sent_retryable', detail: 'no_time_left_after_claim' }
+      : await sendSafely(deps.provider, {
+          idempotencyKey,
+          attempt: claimed.attempts,
+          clientReference: clientReference(idempotencyKey, claimed.attempts),
+          to: payload.phone,
+          body: renderBody(claimed.template, claimed.locale, payload.params),
+          // The provider must not deliver a stale reset: validity = the token's remaining life, never more.
+          validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
+          deadline: callEnd,
+        });
   await deps.onStep?.(DispatchStep.afterProviderCall, idempotencyKey);
 
   const intent = recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy);
   await deps.onStep?.(DispatchStep.beforeOutcomeWrite, idempotencyKey);
   // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
   const recorded = await write(deps, claimed, intent);
-  return { kind: 'sent', outcome: outcome.kind, recorded: recorded !== undefined, to: intent.to };
+  const detail = 'detail' in outcome ? { detail: outcome.detail } : {};
+  return { kind: 'sent', outcome: outcome.kind, ...detail, recorded: recorded !== undefined, to: intent.to };
 }
 
 async function write(
