@@ -77,7 +77,8 @@ export function createKmsCipher(options: KmsCipherOptions): Cipher {
   const { client, keyId, clock } = options;
   const maxAgeMs = options.maxDataKeyAgeMs ?? DEFAULT_MAX_DATA_KEY_AGE_MS;
   const maxUses = options.maxDataKeyUses ?? DEFAULT_MAX_DATA_KEY_USES;
-  if (!(maxAgeMs > 0) || !(maxUses >= 1)) throw new RangeError('maxDataKeyAgeMs and maxDataKeyUses must be positive');
+  if (!(maxAgeMs > 0) || !(maxUses >= 1))
+    throw new RangeError('maxDataKeyAgeMs and maxDataKeyUses must be positive');
 
   let current: DataKey | undefined;
   let pendingKey: Promise<DataKey> | undefined;
@@ -90,7 +91,11 @@ export function createKmsCipher(options: KmsCipherOptions): Cipher {
 
   async function generate(): Promise<DataKey> {
     const out = await client.send(
-      new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: { ...KMS_ENCRYPTION_CONTEXT } }),
+      new GenerateDataKeyCommand({
+        KeyId: keyId,
+        KeySpec: 'AES_256',
+        EncryptionContext: { ...KMS_ENCRYPTION_CONTEXT },
+      }),
     );
     if (out.Plaintext?.byteLength !== KEY_BYTES || out.CiphertextBlob === undefined) {
       throw new Error('KMS GenerateDataKey returned no usable data key');
@@ -143,7 +148,8 @@ export function createKmsCipher(options: KmsCipherOptions): Cipher {
           }),
         )
         .then((out) => {
-          if (out.Plaintext?.byteLength !== KEY_BYTES) throw new Error('KMS Decrypt returned no usable data key');
+          if (out.Plaintext?.byteLength !== KEY_BYTES)
+            throw new Error('KMS Decrypt returned no usable data key');
           const plaintext = Buffer.from(out.Plaintext);
           decrypted.set(cacheKey, { plaintext, cachedAt: clock.now() });
           while (decrypted.size > MAX_CACHED_DECRYPTION_KEYS) {
@@ -176,7 +182,9 @@ export function createKmsCipher(options: KmsCipherOptions): Cipher {
       decipher.setAAD(additionalData(context));
       decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
       try {
-        return new Uint8Array(Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]));
+        return new Uint8Array(
+          Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]),
+        );
       } catch (error) {
         throw new SealedValueError('sealed value failed authentication (tampered, or a different context)', {
           cause: error,
@@ -193,7 +201,11 @@ function parseSealed(sealed: string): { encryptedKey: Buffer; iv: Buffer; body: 
     throw new SealedValueError(`not a ${KMS_SEALED_PREFIX} sealed value`);
   }
   const decoded = { encryptedKey: unb64(encryptedKey), iv: unb64(iv), body: unb64(body) };
-  if (decoded.iv.length !== IV_BYTES || decoded.body.length < TAG_BYTES || decoded.encryptedKey.length === 0) {
+  if (
+    decoded.iv.length !== IV_BYTES ||
+    decoded.body.length < TAG_BYTES ||
+    decoded.encryptedKey.length === 0
+  ) {
     throw new SealedValueError(`malformed ${KMS_SEALED_PREFIX} sealed value`);
   }
   return decoded;
@@ -203,12 +215,16 @@ function parseSealed(sealed: string): { encryptedKey: Buffer; iv: Buffer; body: 
 function additionalData(context: Readonly<Record<string, string>>): Buffer {
   const sorted = (record: Readonly<Record<string, string>>) =>
     Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return Buffer.from(JSON.stringify([KMS_SEALED_PREFIX, sorted(KMS_ENCRYPTION_CONTEXT), sorted(context)]), 'utf8');
+  return Buffer.from(
+    JSON.stringify([KMS_SEALED_PREFIX, sorted(KMS_ENCRYPTION_CONTEXT), sorted(context)]),
+    'utf8',
+  );
 }
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 
 function unb64(text: string): Buffer {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) throw new SealedValueError(`malformed ${KMS_SEALED_PREFIX} sealed value`);
+  if (!/^[A-Za-z0-9_-]+$/.test(text))
+    throw new SealedValueError(`malformed ${KMS_SEALED_PREFIX} sealed value`);
   return Buffer.from(text, 'base64url');
 }

@@ -31,7 +31,8 @@ export function createSsmSecretLoader(options: SsmSecretLoaderOptions): () => Pr
   async function load(): Promise<Uint8Array> {
     const out = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
     const text = out.Parameter?.Value;
-    if (text === undefined || text === '') throw new InvalidConfigurationError(`SSM parameter ${name} has no value`);
+    if (text === undefined || text === '')
+      throw new InvalidConfigurationError(`SSM parameter ${name} has no value`);
     const value = decodeSecret(text, name);
     cached = { value, loadedAt: clock.now() };
     return value;

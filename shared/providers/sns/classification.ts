@@ -110,8 +110,10 @@ export function classifySnsPublishError(error: unknown): SnsErrorClassification 
   const fromCode = code === undefined ? undefined : lookup(table.byNetworkCode, code);
   if (fromCode !== undefined) return { kind: fromCode, detail: `sns:${code}`, timedOut };
   if (status !== undefined) {
-    const fromStatus = lookup(table.byHttpStatus, status) ?? lookup(table.byHttpStatusClass, Math.floor(status / 100));
-    if (fromStatus !== undefined) return { kind: fromStatus, detail: `sns:${label}:http_${status}`, timedOut };
+    const fromStatus =
+      lookup(table.byHttpStatus, status) ?? lookup(table.byHttpStatusClass, Math.floor(status / 100));
+    if (fromStatus !== undefined)
+      return { kind: fromStatus, detail: `sns:${label}:http_${status}`, timedOut };
   }
   return { kind: table.fallback, detail: `sns:${label}`, timedOut };
 }

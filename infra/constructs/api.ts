@@ -1,0 +1,128 @@
+import { join } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  HttpApi,
+  HttpMethod,
+  type HttpRoute,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { FUNCTION_ENTRIES, type ResolvedSettings } from '../settings.js';
+import {
+  allowFieldKey,
+  allowIndexQuery,
+  allowParameterRead,
+  allowTableItems,
+  allowTableKey,
+} from './grants.js';
+import { ServiceFunction } from './service-function.js';
+import type { Storage } from './storage.js';
+
+/** Props of {@link Api}. */
+export interface ApiProps {
+  readonly settings: ResolvedSettings;
+  readonly storage: Storage;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+/** The routes of the HTTP API (DESIGN.md section 3). */
+export const API_ROUTES: ReadonlyArray<{ readonly method: HttpMethod; readonly path: string }> = [
+  { method: HttpMethod.POST, path: '/v1/notifications' },
+  { method: HttpMethod.GET, path: '/v1/notifications' },
+  { method: HttpMethod.GET, path: '/v1/notifications/{idempotency_key}' },
+  { method: HttpMethod.GET, path: '/v1/notifications/{idempotency_key}/evidence' },
+];
+
+/**
+ * The HTTP API: IAM (SigV4) authorization on every route, stage throttling, JSON access logs, and
+ * the API function (admission and read-only views).
+ */
+export class Api extends Construct {
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+  readonly handler: ServiceFunction;
+  readonly routes: readonly HttpRoute[];
+  readonly accessLogs: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const { settings, storage } = props;
+
+    this.handler = new ServiceFunction(this, 'Handler', {
+      entry: join(settings.code.entryDirectory, FUNCTION_ENTRIES.api),
+      description: 'reset-notifier: HTTP API (admission, views, evidence)',
+      timeout: Duration.seconds(10),
+      environment: props.environment,
+      logRetention: settings.logRetention,
+      projectRoot: settings.code.projectRoot,
+      depsLockFilePath: settings.code.depsLockFilePath,
+    });
+    // Admission is one conditional PutItem; views are GetItem and Query (evidence, by event id).
+    allowTableItems(this.handler, storage.table, ['PutItem', 'GetItem', 'Query']);
+    allowIndexQuery(this.handler, storage.table, [TableSchema.byEventIndex.name]);
+    allowTableKey(this.handler, storage.tableKey, 'write');
+    allowFieldKey(this.handler, storage.fieldKey, 'kms:GenerateDataKey');
+    allowParameterRead(
+      this,
+      this.handler,
+      settings.fingerprintKeyParameterName,
+      settings.fingerprintKeyEncryptionKey,
+    );
+
+    this.httpApi = new HttpApi(this, 'HttpApi', {
+      description: 'reset-notifier: password-reset SMS, sent exactly once',
+      defaultAuthorizer: new HttpIamAuthorizer(),
+      createDefaultStage: false,
+    });
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: settings.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.stage = new HttpStage(this, 'Stage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: settings.apiThrottle,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            requestTime: '$context.requestTimeEpoch',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            caller: '$context.identity.caller',
+            userArn: '$context.identity.userArn',
+            sourceIp: '$context.identity.sourceIp',
+            latencyMs: '$context.responseLatency',
+            authorizerError: '$context.authorizer.error',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+
+    const integration = new HttpLambdaIntegration('Integration', this.handler);
+    this.routes = API_ROUTES.flatMap((route) =>
+      this.httpApi.addRoutes({ path: route.path, methods: [route.method], integration }),
+    );
+    for (const grantee of settings.apiInvokers) this.grantInvoke(grantee);
+  }
+
+  /** The stage URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com/`. */
+  get url(): string {
+    return this.stage.url;
+  }
+
+  /** Grants `execute-api:Invoke` on every route of the API (for SigV4-signed callers). */
+  grantInvoke(grantee: IGrantable): void {
+    for (const route of this.routes) route.grantInvoke(grantee);
+  }
+}

@@ -1,0 +1,225 @@
+import { join } from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { RECORD_ATTRIBUTES } from '../../shared/adapters/dynamodb/item-mapping.js';
+import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { NotificationState } from '../../shared/domain/states.js';
+import { FUNCTION_ENTRIES, type ResolvedSettings, snsDeliveryLogGroups } from '../settings.js';
+import {
+  allowFieldKey,
+  allowIndexQuery,
+  allowParameterRead,
+  allowSecretRead,
+  allowStreamRead,
+  allowTableItems,
+  allowTableKey,
+  logGroupArns,
+} from './grants.js';
+import { acknowledge } from './nag.js';
+import { ServiceFunction, visibilityTimeoutFor } from './service-function.js';
+import type { Storage } from './storage.js';
+
+/** Props of {@link Pipeline}. */
+export interface PipelineProps {
+  readonly settings: ResolvedSettings;
+  readonly storage: Storage;
+  /** Environment shared by every function, without the queue URL (added here). */
+  readonly baseEnvironment: Readonly<Record<string, string>>;
+}
+
+/** Receives before a dispatch message moves to the dead-letter queue. */
+export const DISPATCH_MAX_RECEIVE_COUNT = 5;
+/** Stream records older than this go to the forwarder's failure queue (the stream keeps 24 h). */
+export const FORWARDER_MAX_RECORD_AGE = Duration.hours(6);
+
+/**
+ * The dispatch pipeline (DESIGN.md section 7): stream -> forwarder -> dispatch queue -> sender,
+ * and the scheduled reconciler. Each function gets exactly the actions it performs.
+ */
+export class Pipeline extends Construct {
+  readonly dispatchQueue: Queue;
+  readonly dispatchDeadLetterQueue: Queue;
+  /** On-failure destination of the stream event source (record metadata, never payloads). */
+  readonly forwarderFailureQueue: Queue;
+  readonly forwarder: ServiceFunction;
+  readonly sender: ServiceFunction;
+  readonly reconciler: ServiceFunction;
+  readonly reconcileRule: Rule;
+  /** The complete function environment (base + queue URL), also used by the API function. */
+  readonly environment: Readonly<Record<string, string>>;
+
+  constructor(scope: Construct, id: string, props: PipelineProps) {
+    super(scope, id);
+    const { settings, storage } = props;
+    const { table, tableKey, fieldKey } = storage;
+    const streamArn = table.tableStreamArn;
+    if (streamArn === undefined) throw new Error('the table must have a stream');
+    const entry = (name: keyof typeof FUNCTION_ENTRIES) =>
+      join(settings.code.entryDirectory, FUNCTION_ENTRIES[name]);
+    const common = {
+      logRetention: settings.logRetention,
+      projectRoot: settings.code.projectRoot,
+      depsLockFilePath: settings.code.depsLockFilePath,
+    };
+
+    // Queues carry idempotency keys only: SQS-managed encryption is enough, TLS is enforced.
+    this.dispatchDeadLetterQueue = new Queue(this, 'DispatchDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      this.dispatchDeadLetterQueue,
+      'AwsSolutions-SQS3',
+      'This queue is the dispatch dead-letter queue.',
+    );
+    this.dispatchQueue = new Queue(this, 'DispatchQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // Lambda's rule for SQS event sources: at least 6x the function timeout.
+      visibilityTimeout: visibilityTimeoutFor(settings.senderTimeout),
+      deadLetterQueue: { queue: this.dispatchDeadLetterQueue, maxReceiveCount: DISPATCH_MAX_RECEIVE_COUNT },
+    });
+    this.forwarderFailureQueue = new Queue(this, 'ForwarderFailureQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      this.forwarderFailureQueue,
+      'AwsSolutions-SQS3',
+      'This queue is itself the on-failure destination of the stream event source.',
+    );
+
+    this.environment = { ...props.baseEnvironment, DISPATCH_QUEUE_URL: this.dispatchQueue.queueUrl };
+    const allowEnqueue = (fn: ServiceFunction) =>
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.dispatchQueue.queueArn] }),
+      );
+    // The shared composition root loads the fingerprint key when a container starts.
+    const allowFingerprintKey = (fn: ServiceFunction) =>
+      allowParameterRead(
+        this,
+        fn,
+        settings.fingerprintKeyParameterName,
+        settings.fingerprintKeyEncryptionKey,
+      );
+
+    // Forwarder: table stream -> dispatch queue.
+    this.forwarder = new ServiceFunction(this, 'Forwarder', {
+      ...common,
+      entry: entry('forwarder'),
+      description: 'reset-notifier: table stream -> dispatch queue (keys only)',
+      timeout: Duration.seconds(30),
+      memorySize: 256,
+      environment: this.environment,
+    });
+    // The mapping is declared directly (not with DynamoEventSource) so the stream read grant is
+    // scoped to this table's stream: DynamoEventSource grants `dynamodb:ListStreams` on "*".
+    this.forwarder.addEventSourceMapping('TableStream', {
+      eventSourceArn: streamArn,
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: 100,
+      bisectBatchOnError: true,
+      reportBatchItemFailures: true,
+      retryAttempts: 10,
+      maxRecordAge: FORWARDER_MAX_RECORD_AGE,
+      onFailure: new SqsDlq(this.forwarderFailureQueue),
+      // Coarse pre-filter (the handler decides exactly): command items that are `accepted` after
+      // the change. Evidence items and every other state never invoke the forwarder.
+      filters: [
+        FilterCriteria.filter({
+          eventName: FilterRule.or('INSERT', 'MODIFY'),
+          dynamodb: {
+            Keys: { [TableSchema.sortKey]: { S: FilterRule.isEqual(TableSchema.commandSortKey) } },
+            NewImage: { [RECORD_ATTRIBUTES.state]: { S: FilterRule.isEqual(NotificationState.accepted) } },
+          },
+        }),
+      ],
+    });
+    allowStreamRead(this.forwarder, streamArn, tableKey);
+    allowEnqueue(this.forwarder);
+    allowFingerprintKey(this.forwarder);
+
+    // Sender: dispatch queue -> provider.
+    const provider = settings.provider;
+    this.sender = new ServiceFunction(this, 'Sender', {
+      ...common,
+      entry: entry('sender'),
+      description: 'reset-notifier: claims a command and calls the SMS provider once',
+      timeout: settings.senderTimeout,
+      environment: this.environment,
+      ...(provider.kind === 'sns'
+        ? {
+            wildcardResourceReason:
+              'sns:Publish to a phone number has no resource ARN; it only works on "*".',
+          }
+        : {}),
+    });
+    this.sender.addEventSource(
+      new SqsEventSource(this.dispatchQueue, {
+        batchSize: settings.senderBatchSize,
+        reportBatchItemFailures: true,
+        maxConcurrency: settings.senderMaxConcurrency,
+      }),
+    );
+    allowTableItems(this.sender, table, ['GetItem', 'UpdateItem', 'PutItem']);
+    allowTableKey(this.sender, tableKey, 'write');
+    allowFieldKey(this.sender, fieldKey, 'kms:Decrypt');
+    allowFingerprintKey(this.sender);
+    if (provider.kind === 'sns') {
+      this.sender.addToRolePolicy(new iam.PolicyStatement({ actions: ['sns:Publish'], resources: ['*'] }));
+    } else if (provider.kind === 'twilio') {
+      allowSecretRead(this, this.sender, provider.authTokenSecret);
+    }
+
+    // Reconciler: due index -> provider lookups -> transitions; re-drives lost keys; never sends.
+    this.reconciler = new ServiceFunction(this, 'Reconciler', {
+      ...common,
+      entry: entry('reconciler'),
+      description: 'reset-notifier: reconciles unknown outcomes and expiries (never sends)',
+      timeout: Duration.seconds(90),
+      environment: this.environment,
+      // Two passes at once would race each other over the same items.
+      reservedConcurrentExecutions: 1,
+    });
+    // A tick that finds the previous pass still running is throttled; drop it after a minute
+    // rather than queueing stale ticks.
+    this.reconciler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    this.reconcileRule = new Rule(this, 'ReconcileSchedule', {
+      description: 'reset-notifier: one reconciliation pass',
+      schedule: Schedule.rate(settings.reconcileSchedule),
+      targets: [new LambdaFunction(this.reconciler, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
+    });
+    allowTableItems(this.reconciler, table, ['GetItem', 'UpdateItem', 'PutItem']);
+    allowIndexQuery(this.reconciler, table, [TableSchema.dueIndex.name]);
+    allowTableKey(this.reconciler, tableKey, 'write');
+    allowFieldKey(this.reconciler, fieldKey, 'kms:Decrypt');
+    allowFingerprintKey(this.reconciler);
+    allowEnqueue(this.reconciler);
+    if (provider.kind === 'sns') {
+      const groups = snsDeliveryLogGroups(this, provider.deliveryLogGroupNames);
+      this.reconciler.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['logs:FilterLogEvents'],
+          resources: logGroupArns(this, groups.names),
+        }),
+      );
+      for (const name of groups.nagNames) {
+        acknowledge(
+          this.reconciler.serviceRole,
+          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:${name}:*]`,
+          'FilterLogEvents is authorized on the log streams of the group (`log-group:<name>:*`); the grant names one SNS delivery-status log group.',
+        );
+      }
+    } else if (provider.kind === 'twilio') {
+      allowSecretRead(this, this.reconciler, provider.authTokenSecret);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { acknowledge } from './nag.js';
+
+/** Props of {@link ServiceFunction}: what differs between the service's functions. */
+export interface ServiceFunctionProps {
+  /** Absolute path of the TypeScript entry file; it must export `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  readonly timeout: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly logRetention: RetentionDays;
+  /** Directory esbuild may read (the package root). */
+  readonly projectRoot: string;
+  /** The lock file of that package (part of the bundle's asset hash). */
+  readonly depsLockFilePath: string;
+  /** `1` for the reconciler, which must never overlap itself. */
+  readonly reservedConcurrentExecutions?: number;
+  /**
+   * Why the role needs a `"*"` resource besides X-Ray (e.g. `sns:Publish` to phone numbers); the
+   * one cdk-nag acknowledgment of `Resource::*` on the role lists every reason.
+   */
+  readonly wildcardResourceReason?: string;
+}
+
+/**
+ * The service's one Lambda flavour: Node.js 22 on ARM64, an ESM bundle built by the local esbuild
+ * (never Docker), minified with source maps, active tracing, JSON logs into an explicit log group
+ * with a retention, and a role of its own that starts with nothing but writing to that log group.
+ * Every other permission is granted explicitly by the construct that wires the function.
+ */
+export class ServiceFunction extends NodejsFunction {
+  /** The function's role (no managed policies attached). */
+  readonly serviceRole: iam.Role;
+  /** Where the function logs; created here so its retention and removal policy are explicit. */
+  readonly serviceLogGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    // Role and log group are siblings (they must exist before `super`): the role gets no
+    // AWSLambdaBasicExecutionRole, whose `logs:*` on every log group is broader than needed.
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${id}`,
+    });
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    super(scope, id, {
+      entry: props.entry,
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout,
+      role,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      tracing: Tracing.ACTIVE,
+      ...(props.reservedConcurrentExecutions === undefined
+        ? {}
+        : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
+      projectRoot: props.projectRoot,
+      depsLockFilePath: props.depsLockFilePath,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        // Keeps bundles small; stack traces still map to file and line.
+        sourcesContent: false,
+        mainFields: ['module', 'main'],
+        // Bundle the pinned AWS SDK too: the code was tested against it, not the runtime's copy.
+        externalModules: [],
+        // CommonJS dependencies inside an ESM bundle still call `require`.
+        banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
+        forceDockerBundling: false,
+      },
+    });
+    this.serviceRole = role;
+    this.serviceLogGroup = logGroup;
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'WriteOwnLogs',
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [logGroup.logGroupArn],
+      }),
+    );
+    acknowledge(
+      this,
+      'AwsSolutions-L1',
+      'Node.js 22 is the runtime the service is built and tested for (esbuild target node22); moving to a newer runtime is a deliberate, tested upgrade.',
+    );
+    const reasons = ['X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.'];
+    if (props.wildcardResourceReason !== undefined) reasons.push(props.wildcardResourceReason);
+    acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', reasons.join(' '));
+  }
+}
+
+/** Lambda's limit for SQS event sources: the queue's visibility timeout is at least 6x this. */
+export function visibilityTimeoutFor(functionTimeout: Duration): Duration {
+  return Duration.seconds(functionTimeout.toSeconds() * 6);
+}

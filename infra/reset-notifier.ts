@@ -1,0 +1,112 @@
+import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { Api } from './constructs/api.js';
+import { Observability } from './constructs/observability.js';
+import { Pipeline } from './constructs/pipeline.js';
+import { Storage } from './constructs/storage.js';
+import {
+  type ResetNotifierProps,
+  type ResolvedSettings,
+  resolveSettings,
+  snsDeliveryLogGroups,
+} from './settings.js';
+
+/** `POWERTOOLS_SERVICE_NAME` of every function. */
+export const SERVICE_NAME = 'reset-notifier';
+
+/**
+ * reset-notifier as one construct: storage (table + keys), pipeline (forwarder, dispatch queue,
+ * sender, reconciler), HTTP API (IAM auth) and observability (alarms, dashboard). Drop it into
+ * any stack; every prop has a default (see {@link ResetNotifierProps}).
+ *
+ * Before the first deploy, create the fingerprint key parameter (SecureString, at least 32
+ * random bytes, hex or base64) named by `fingerprintKeyParameterName`; see docs/deploy.md.
+ */
+export class ResetNotifier extends Construct {
+  readonly settings: ResolvedSettings;
+  readonly storage: Storage;
+  readonly pipeline: Pipeline;
+  readonly api: Api;
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props: ResetNotifierProps = {}) {
+    super(scope, id);
+    this.settings = resolveSettings(this, props);
+    this.storage = new Storage(this, 'Storage');
+    this.pipeline = new Pipeline(this, 'Pipeline', {
+      settings: this.settings,
+      storage: this.storage,
+      baseEnvironment: functionEnvironment(this, this.settings, this.storage),
+    });
+    this.api = new Api(this, 'Api', {
+      settings: this.settings,
+      storage: this.storage,
+      environment: this.pipeline.environment,
+    });
+    this.observability = new Observability(this, 'Observability', {
+      settings: this.settings,
+      pipeline: this.pipeline,
+      api: this.api,
+    });
+  }
+
+  /** The API's base URL. */
+  get apiUrl(): string {
+    return this.api.url;
+  }
+
+  /** Lets `grantee` call every route with SigV4 (`execute-api:Invoke`). */
+  grantInvokeApi(grantee: IGrantable): void {
+    this.api.grantInvoke(grantee);
+  }
+}
+
+/**
+ * The environment every function gets (names per `shared/config.ts`; same set for all four, so
+ * the shared composition root sees one configuration). `DISPATCH_QUEUE_URL` is added by the pipeline.
+ */
+export function functionEnvironment(
+  scope: Construct,
+  settings: ResolvedSettings,
+  storage: Storage,
+): Record<string, string> {
+  const { timing, provider } = settings;
+  const seconds = (d: { toSeconds(): number }) => String(d.toSeconds());
+  const env: Record<string, string> = {
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    TABLE_NAME: storage.table.tableName,
+    PROVIDER: provider.kind,
+    CIPHER: 'kms',
+    KMS_KEY_ID: storage.fieldKey.keyArn,
+    FINGERPRINT_KEY_PARAMETER: settings.fingerprintKeyParameterName,
+    EVIDENCE_RETENTION_DAYS: String(settings.evidenceRetentionDays),
+    MAX_EXPIRY_HOURS: String(settings.maxExpiryHours),
+    DISPATCH_MARGIN_SECONDS: seconds(timing.dispatchMargin),
+    PROVIDER_TIMEOUT_MS: String(timing.providerTimeout.toMilliseconds()),
+    RECONCILE_SETTLE_SECONDS: seconds(timing.reconcileSettle),
+    STATUS_HORIZON_SECONDS: seconds(timing.statusHorizon),
+    STATUS_POLL_SECONDS: seconds(timing.statusPoll),
+    QUEUE_SAFETY_NET_SECONDS: seconds(timing.queueSafetyNet),
+  };
+  if (settings.allowedDestinations.length > 0) {
+    env.ALLOWED_DESTINATION_PREFIXES = settings.allowedDestinations.join(',');
+  }
+  switch (provider.kind) {
+    case 'sns':
+      env.SNS_DELIVERY_LOG_GROUPS = snsDeliveryLogGroups(scope, provider.deliveryLogGroupNames).names.join(
+        ',',
+      );
+      if (provider.senderId !== undefined) env.SNS_SENDER_ID = provider.senderId;
+      break;
+    case 'twilio':
+      env.PROVIDER_BASE_URL = provider.baseUrl ?? 'https://api.twilio.com';
+      env.PROVIDER_ACCOUNT_SID = provider.accountSid;
+      env.PROVIDER_FROM = provider.from;
+      env.PROVIDER_AUTH_TOKEN_SECRET_ARN = provider.authTokenSecret.secretArn;
+      break;
+    case 'simulator':
+      env.PROVIDER_BASE_URL = provider.baseUrl;
+      break;
+  }
+  return env;
+}

@@ -1,0 +1,126 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Role } from 'aws-cdk-lib/aws-iam';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { Construct } from 'constructs';
+import { ResetNotifier } from './reset-notifier.js';
+import type { ProviderSettings, ResetNotifierProps } from './settings.js';
+
+/** Props of {@link ResetNotifierStack}. */
+export interface ResetNotifierStackProps extends StackProps {
+  /** The construct's props, or a function of the stack (to import resources into it). @default {} */
+  readonly notifier?: ResetNotifierProps | ((stack: Stack) => ResetNotifierProps);
+}
+
+/**
+ * The deployable stack: one {@link ResetNotifier} and its outputs. Environment-agnostic (no
+ * account or region is resolved at synthesis), so `npm run synth` needs no credentials.
+ */
+export class ResetNotifierStack extends Stack {
+  readonly notifier: ResetNotifier;
+
+  constructor(scope: Construct, id: string, props: ResetNotifierStackProps = {}) {
+    const { notifier: _notifier, ...stackProps } = props;
+    super(scope, id, { description: 'reset-notifier: password-reset SMS, sent exactly once', ...stackProps });
+    const notifierProps =
+      typeof props.notifier === 'function' ? props.notifier(this) : (props.notifier ?? {});
+    this.notifier = new ResetNotifier(this, 'ResetNotifier', notifierProps);
+    const { api, storage, pipeline, observability } = this.notifier;
+    new CfnOutput(this, 'ApiUrl', {
+      value: api.url,
+      description: 'Base URL of the HTTP API (IAM auth, SigV4)',
+    });
+    new CfnOutput(this, 'TableName', { value: storage.table.tableName });
+    new CfnOutput(this, 'DispatchQueueUrl', { value: pipeline.dispatchQueue.queueUrl });
+    new CfnOutput(this, 'DispatchDeadLetterQueueUrl', { value: pipeline.dispatchDeadLetterQueue.queueUrl });
+    new CfnOutput(this, 'FieldKeyArn', { value: storage.fieldKey.keyArn });
+    new CfnOutput(this, 'DashboardName', { value: observability.dashboard.dashboardName });
+  }
+}
+
+/** Context keys read by `infra/app.ts` (`cdk deploy -c reset-notifier:provider=twilio ...`). */
+export const CONTEXT_KEYS = {
+  provider: 'reset-notifier:provider',
+  snsSenderId: 'reset-notifier:snsSenderId',
+  twilioAccountSid: 'reset-notifier:twilioAccountSid',
+  twilioFrom: 'reset-notifier:twilioFrom',
+  twilioAuthTokenSecretArn: 'reset-notifier:twilioAuthTokenSecretArn',
+  twilioBaseUrl: 'reset-notifier:twilioBaseUrl',
+  simulatorBaseUrl: 'reset-notifier:simulatorBaseUrl',
+  evidenceRetentionDays: 'reset-notifier:evidenceRetentionDays',
+  reconcileMinutes: 'reset-notifier:reconcileMinutes',
+  allowedDestinations: 'reset-notifier:allowedDestinations',
+  fingerprintKeyParameter: 'reset-notifier:fingerprintKeyParameter',
+  alarmTopicArn: 'reset-notifier:alarmTopicArn',
+  apiInvokerRoleArns: 'reset-notifier:apiInvokerRoleArns',
+} as const;
+
+/**
+ * The construct's props from CDK context ({@link CONTEXT_KEYS}), for `infra/app.ts`. Unset keys
+ * keep the construct's defaults (SNS, 400 days, every minute, no destination restriction).
+ */
+export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
+  const get = (key: string): string | undefined => {
+    const value: unknown = stack.node.tryGetContext(key);
+    return value === undefined || value === null || value === '' ? undefined : String(value);
+  };
+  const list = (key: string) =>
+    (get(key) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const required = (key: string) => {
+    const value = get(key);
+    if (value === undefined) throw new Error(`context ${key} is required for this provider`);
+    return value;
+  };
+  const number = (key: string) => {
+    const value = get(key);
+    if (value === undefined) return undefined;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed)) throw new Error(`context ${key} must be a number, got "${value}"`);
+    return parsed;
+  };
+
+  const kind = get(CONTEXT_KEYS.provider) ?? 'sns';
+  let provider: ProviderSettings;
+  if (kind === 'sns') {
+    const senderId = get(CONTEXT_KEYS.snsSenderId);
+    provider = { kind: 'sns', ...(senderId === undefined ? {} : { senderId }) };
+  } else if (kind === 'twilio') {
+    const baseUrl = get(CONTEXT_KEYS.twilioBaseUrl);
+    provider = {
+      kind: 'twilio',
+      accountSid: required(CONTEXT_KEYS.twilioAccountSid),
+      from: required(CONTEXT_KEYS.twilioFrom),
+      authTokenSecret: Secret.fromSecretCompleteArn(
+        stack,
+        'TwilioAuthToken',
+        required(CONTEXT_KEYS.twilioAuthTokenSecretArn),
+      ),
+      ...(baseUrl === undefined ? {} : { baseUrl }),
+    };
+  } else if (kind === 'simulator') {
+    provider = { kind: 'simulator', baseUrl: required(CONTEXT_KEYS.simulatorBaseUrl) };
+  } else {
+    throw new Error(`context ${CONTEXT_KEYS.provider} must be sns, twilio or simulator, got "${kind}"`);
+  }
+
+  const retentionDays = number(CONTEXT_KEYS.evidenceRetentionDays);
+  const reconcileMinutes = number(CONTEXT_KEYS.reconcileMinutes);
+  const parameter = get(CONTEXT_KEYS.fingerprintKeyParameter);
+  const topicArn = get(CONTEXT_KEYS.alarmTopicArn);
+  const allowed = list(CONTEXT_KEYS.allowedDestinations);
+  const invokers = list(CONTEXT_KEYS.apiInvokerRoleArns).map((arn, i) =>
+    Role.fromRoleArn(stack, `ApiInvoker${i}`, arn, { mutable: true }),
+  );
+  return {
+    provider,
+    ...(retentionDays === undefined ? {} : { evidenceRetention: Duration.days(retentionDays) }),
+    ...(reconcileMinutes === undefined ? {} : { reconcileSchedule: Duration.minutes(reconcileMinutes) }),
+    ...(parameter === undefined ? {} : { fingerprintKeyParameterName: parameter }),
+    ...(topicArn === undefined ? {} : { alarmTopic: Topic.fromTopicArn(stack, 'AlarmTopic', topicArn) }),
+    ...(allowed.length === 0 ? {} : { allowedDestinations: allowed }),
+    ...(invokers.length === 0 ? {} : { apiInvokers: invokers }),
+  };
+}
