@@ -28,6 +28,9 @@ export interface LocalStackOptions {
   readonly dataDir?: string;
   readonly apiPort?: number;
   readonly simPort?: number;
+  /** Ports for the emulators this stack starts (random when omitted). */
+  readonly dynamodbPort?: number;
+  readonly sqsPort?: number;
   /** Reuse running emulators (tests start them once in a global setup). */
   readonly dynamodbEndpoint?: string;
   readonly sqsEndpoint?: string;
@@ -43,7 +46,7 @@ export interface LocalStackOptions {
   readonly simulatorStatusDelaysMs?: { sent: number; delivered: number };
   readonly routes?: readonly LocalRoute[];
   readonly logger?: Logger;
-  /** Wraps the DynamoDB client the handlers use (chaos: injected throttling). */
+  /** Lets a caller add middleware to the DynamoDB client the handlers use (chaos: injected throttling). */
   readonly wrapDynamoClient?: (client: DynamoDBClient) => void;
 }
 
@@ -91,13 +94,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const env = { ...process.env, ...(options.env ?? {}) };
     let dynamodbEndpoint = options.dynamodbEndpoint;
     if (!dynamodbEndpoint) {
-      const ddb = await startDynamoDbLocal(options.dataDir ? { dataDir: options.dataDir } : {});
+      const ddb = await startDynamoDbLocal({
+        ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+        ...(options.dynamodbPort ? { port: options.dynamodbPort } : {}),
+      });
       stops.push(ddb.stop);
       dynamodbEndpoint = ddb.endpoint;
     }
     let sqsEndpoint = options.sqsEndpoint;
     if (!sqsEndpoint) {
-      const fauxqs = await startFauxqs({ port: 0, logger: false });
+      const fauxqs = await startFauxqs({ port: options.sqsPort ?? 0, logger: false });
       stops.push(() => fauxqs.stop());
       sqsEndpoint = fauxqs.address;
     }
@@ -139,7 +145,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       FINGERPRINT_KEY: preConfig.fingerprintKey ?? keys.fingerprintKey,
     });
     const logger = options.logger ?? new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' });
-    const runtime = await createServiceRuntime(config, { logger });
+    const handlerDynamo = new DynamoDBClient({
+      endpoint: dynamodbEndpoint,
+      region: 'us-east-1',
+      credentials: localCredentials,
+    });
+    options.wrapDynamoClient?.(handlerDynamo);
+    const runtime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
 
     const apiHandler = createApiHandler({
       ...runtime,

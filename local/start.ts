@@ -6,7 +6,12 @@ import { startLocalStack } from './stack.js';
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
 
 try {
-  const stack = await startLocalStack(values['data-dir'] ? { dataDir: values['data-dir'] } : {});
+  const stack = await startLocalStack({
+    ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
+    // Fixed ports so the operator CLI and curl find the emulators without configuration.
+    dynamodbPort: Number(process.env.DYNAMODB_PORT ?? 8000),
+    sqsPort: Number(process.env.SQS_PORT ?? 4566),
+  });
   process.stdout.write(
     [
       '',

@@ -89,7 +89,7 @@ function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerp
 /** Builds the runtime from configuration (module scope in each Lambda entry point). */
 export async function createServiceRuntime(
   config: ServiceConfig,
-  overrides: { readonly clock?: Clock; readonly logger?: Logger } = {},
+  overrides: { readonly clock?: Clock; readonly logger?: Logger; readonly dynamoClient?: DynamoDBClient } = {},
 ): Promise<ServiceRuntime> {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? new Logger({ serviceName: 'reset-notifier' });
@@ -99,7 +99,7 @@ export async function createServiceRuntime(
     clock,
     logger,
     store: new DynamoNotificationStore({
-      client: new DynamoDBClient(clientConfig(config, config.dynamodbEndpoint)),
+      client: overrides.dynamoClient ?? new DynamoDBClient(clientConfig(config, config.dynamodbEndpoint)),
       tableName: config.tableName,
       evidenceRetentionDays: config.evidenceRetentionDays,
     }),
