@@ -1,0 +1,173 @@
+/**
+ * The simulator's message model: what was accepted, and its status computed lazily from the
+ * acceptance time (no timers are needed to answer a read).
+ */
+
+export const API_VERSION = '2010-04-01';
+
+/** Twilio's status names for an outbound message, as far as the simulator produces them. */
+export type SimStatus = 'queued' | 'sent' | 'delivered' | 'failed';
+
+/** Twilio error 30036: the message stayed queued longer than its ValidityPeriod and was not sent. */
+export const VALIDITY_EXPIRED = { code: 30036, message: 'Validity Period Expired' } as const;
+
+/** One accepted message. Holds the number and body in memory only, because Twilio's API returns them. */
+export interface StoredMessage {
+  /** Acceptance order; also the keyset for list pagination. */
+  readonly seq: number;
+  readonly sid: string;
+  readonly accountSid: string;
+  readonly to: string;
+  readonly from: string;
+  readonly body: string;
+  readonly validityPeriodSeconds: number;
+  readonly statusCallback: string | null;
+  readonly clientReference: string | null;
+  readonly destinationFingerprint: string;
+  readonly acceptedAt: number;
+  readonly numSegments: number;
+  /** Status timeline relative to acceptance, fixed at acceptance. */
+  readonly timeline: readonly StatusEvent[];
+}
+
+export interface StatusEvent {
+  readonly at: number;
+  readonly status: SimStatus;
+  readonly errorCode: number | null;
+  readonly errorMessage: string | null;
+}
+
+export interface StatusDelays {
+  readonly sent: number;
+  readonly delivered: number;
+}
+
+/**
+ * The fixed status timeline of a message accepted at `acceptedAt`: sent, then delivered; or, when
+ * the ValidityPeriod elapses before the send time, `failed` with error 30036 at the validity end
+ * (Twilio does not send a message that outlived its ValidityPeriod in the queue).
+ */
+export function timelineFor(
+  acceptedAt: number,
+  validityPeriodSeconds: number,
+  delays: StatusDelays,
+): StatusEvent[] {
+  const sentAt = acceptedAt + delays.sent;
+  const deliveredAt = acceptedAt + Math.max(delays.delivered, delays.sent);
+  const validUntil = acceptedAt + validityPeriodSeconds * 1000;
+  if (sentAt > validUntil) {
+    return [
+      {
+        at: validUntil,
+        status: 'failed',
+        errorCode: VALIDITY_EXPIRED.code,
+        errorMessage: VALIDITY_EXPIRED.message,
+      },
+    ];
+  }
+  return [
+    { at: sentAt, status: 'sent', errorCode: null, errorMessage: null },
+    { at: deliveredAt, status: 'delivered', errorCode: null, errorMessage: null },
+  ];
+}
+
+/** The state of a message at time `now`. */
+export function stateAt(
+  message: StoredMessage,
+  now: number,
+): {
+  status: SimStatus;
+  updatedAt: number;
+  sentAt: number | null;
+  errorCode: number | null;
+  errorMessage: string | null;
+} {
+  let current: StatusEvent | undefined;
+  let sentAt: number | null = null;
+  for (const event of message.timeline) {
+    if (event.at > now) break;
+    current = event;
+    if (event.status === 'sent') sentAt = event.at;
+  }
+  if (current === undefined) {
+    return {
+      status: 'queued',
+      updatedAt: message.acceptedAt,
+      sentAt: null,
+      errorCode: null,
+      errorMessage: null,
+    };
+  }
+  return {
+    status: current.status,
+    updatedAt: current.at,
+    sentAt,
+    errorCode: current.errorCode,
+    errorMessage: current.errorMessage,
+  };
+}
+
+/** Twilio's date format: RFC 2822 in GMT, e.g. `Sun, 29 Nov 2026 12:00:00 +0000`. */
+export function rfc2822(ms: number): string {
+  return new Date(ms).toUTCString().replace(/GMT$/, '+0000');
+}
+
+/** Segments as Twilio counts them (approximation: ASCII is GSM-7, anything else UCS-2). */
+export function segmentCount(body: string): number {
+  const chars = [...body].length;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: newline and CR are part of GSM-7.
+  const gsm = /^[\x0A\x0D\x20-\x7E]*$/.test(body);
+  const single = gsm ? 160 : 70;
+  const multi = gsm ? 153 : 67;
+  return chars <= single ? 1 : Math.ceil(chars / multi);
+}
+
+export function messagePath(accountSid: string, sid: string): string {
+  return `/${API_VERSION}/Accounts/${accountSid}/Messages/${sid}.json`;
+}
+
+/** The Message resource in Twilio's JSON shape, plus the documented extension `status_callback`. */
+export function toTwilioJson(message: StoredMessage, now: number): Record<string, unknown> {
+  const state = stateAt(message, now);
+  return {
+    account_sid: message.accountSid,
+    api_version: API_VERSION,
+    body: message.body,
+    date_created: rfc2822(message.acceptedAt),
+    date_sent: state.sentAt === null ? null : rfc2822(state.sentAt),
+    date_updated: rfc2822(state.updatedAt),
+    direction: 'outbound-api',
+    error_code: state.errorCode,
+    error_message: state.errorMessage,
+    from: message.from,
+    messaging_service_sid: null,
+    num_media: '0',
+    num_segments: String(message.numSegments),
+    price: null,
+    price_unit: 'USD',
+    sid: message.sid,
+    status: state.status,
+    subresource_uris: {
+      media: `/${API_VERSION}/Accounts/${message.accountSid}/Messages/${message.sid}/Media.json`,
+    },
+    to: message.to,
+    uri: messagePath(message.accountSid, message.sid),
+    // Extension (not in Twilio's resource): lets a client find its message by client reference.
+    status_callback: message.statusCallback,
+  };
+}
+
+/** The ledger view: no number, no body. */
+export function toLedgerEntry(message: StoredMessage, now: number): Record<string, unknown> {
+  const state = stateAt(message, now);
+  return {
+    id: message.sid,
+    client_reference: message.clientReference,
+    destination_fingerprint: message.destinationFingerprint,
+    accepted_at: new Date(message.acceptedAt).toISOString(),
+    status: state.status,
+    error_code: state.errorCode,
+    validity_period_seconds: message.validityPeriodSeconds,
+    account_sid: message.accountSid,
+  };
+}

@@ -1,0 +1,627 @@
+/**
+ * Provider simulator: a real HTTP server speaking a Twilio-compatible subset of the Messages API,
+ * with a ledger of accepted messages and socket-level fault injection (DESIGN.md section 8).
+ *
+ * Messages API (Basic auth required, any sid/token):
+ * - `POST /2010-04-01/Accounts/{AccountSid}/Messages.json` (form: To, From, Body, ValidityPeriod,
+ *   StatusCallback) -> 201 Message | 400/401/429/5xx with Twilio's `{code, message, more_info, status}`.
+ * - `GET  /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json` -> 200 Message | 404 (20404).
+ * - `GET  /2010-04-01/Accounts/{AccountSid}/Messages.json?To=&From=&DateSent>=&PageSize=&Page=&PageToken=`
+ *   -> Twilio's list page, most recent first, keyset pagination through `next_page_uri`.
+ *
+ * Behaviour worth knowing:
+ * - Status is computed lazily from the acceptance time: `queued`, then `sent` after
+ *   `statusDelaysMs.sent`, `delivered` after `statusDelaysMs.delivered`. When the ValidityPeriod
+ *   ends before the send time, the message becomes `failed` with error 30036 (Validity Period
+ *   Expired) at the end of the validity, and is never sent, as Twilio does.
+ * - `DateSent` filters apply to `date_sent`, which is null until the message is sent: a queued
+ *   message is not listed by a `DateSent` query (Twilio's semantics).
+ * - Extension: every Message carries `status_callback` (the URL given on creation, or null).
+ * - Status callbacks (sent, delivered, failed) are POSTed form-encoded (AccountSid, ApiVersion,
+ *   MessageSid, MessageStatus, SmsSid, SmsStatus, ErrorCode?) with an `X-Twilio-Signature` made
+ *   with the auth token of the creating request; best effort, never failing the simulator. The
+ *   simulator itself accepts callbacks at `POST /_callbacks/status` (listed at `/_sim/callbacks`).
+ * - Twilio's magic test destinations are rejected with their documented codes: +15005550001
+ *   (21211), +15005550002 (21612), +15005550003 (21408), +15005550004 (21610), +15005550009 (21614).
+ *
+ * Control API: see {@link startSimulator}. Faults apply to well-formed, authenticated sends (an
+ * invalid send gets its 400 and consumes nothing), except `hang`, which holds every Messages API
+ * request (sends and lookups) before authentication and counts every request it holds.
+ *
+ * Privacy: log lines carry only sids, client references and codes; the ledger carries a
+ * destination fingerprint, never the number or the body.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type FaultMode, FaultSchedule, parseFaultPlans } from './faults.js';
+import {
+  API_VERSION,
+  type StatusDelays,
+  type StatusEvent,
+  type StoredMessage,
+  segmentCount,
+  stateAt,
+  timelineFor,
+  toLedgerEntry,
+  toTwilioJson,
+} from './messages.js';
+
+/** Options of {@link startSimulator}. */
+export interface SimulatorOptions {
+  /** TCP port; 0 (the default) picks a free one. */
+  readonly port?: number;
+  /** Interface to listen on; default 127.0.0.1. */
+  readonly host?: string;
+  /** Delays from acceptance to `sent` and to `delivered`; default 200 ms and 1000 ms. */
+  readonly statusDelaysMs?: { readonly sent: number; readonly delivered: number };
+  /** Destination fingerprint for the ledger; default a keyed SHA-256 placeholder (`sim1:...`). */
+  readonly fingerprint?: (e164: string) => string;
+  /** Receives one line per notable event; lines never carry a number or a body. */
+  readonly log?: (line: string) => void;
+}
+
+/** A started simulator. */
+export interface RunningSimulator {
+  /** Base URL, e.g. `http://127.0.0.1:4010`. */
+  readonly url: string;
+  readonly port: number;
+  /** Closes the listener and destroys every open socket, held requests included. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** One send request as `/_sim/requests` lists it. */
+interface RequestRecord {
+  received_at: string;
+  client_reference: string | null;
+  fault: FaultMode | null;
+  outcome: 'recorded' | 'not_recorded';
+  message_id: string | null;
+  /** null while (or when) the request was never answered. */
+  http_status: number | null;
+}
+
+/** One status callback received at the simulator's own sink. */
+interface CallbackRecord {
+  readonly received_at: string;
+  readonly client_reference: string | null;
+  readonly query: string;
+  readonly params: Record<string, string>;
+  readonly signature: string | null;
+}
+
+export const DEFAULT_STATUS_DELAYS: StatusDelays = { sent: 200, delivered: 1000 };
+/** Where the simulator accepts status callbacks addressed to itself. */
+export const CALLBACK_SINK_PATH = '/_callbacks/status';
+
+const MAX_REQUEST_BYTES = 64 * 1024;
+const MAX_BODY_CHARS = 1600;
+const MAX_VALIDITY_SECONDS = 36_000;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 1000;
+const DAY_MS = 86_400_000;
+const CALLBACK_TIMEOUT_MS = 5_000;
+const E164 = /^\+[1-9]\d{6,14}$/;
+const MESSAGES_ROUTE = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages(?:\/([^/]+))?\.json$/;
+
+/** Twilio's magic test destinations and the errors they produce. */
+const MAGIC_DESTINATIONS: Readonly<Record<string, readonly [number, string]>> = {
+  '+15005550001': [21211, "The 'To' number is not a valid phone number."],
+  '+15005550002': [21612, "The 'To' phone number is not currently reachable via SMS."],
+  '+15005550003': [
+    21408,
+    'Permission to send an SMS has not been enabled for the region indicated by the To number.',
+  ],
+  '+15005550004': [21610, 'Attempt to send to unsubscribed recipient.'],
+  '+15005550009': [21614, "'To' number is not a valid mobile number."],
+};
+
+type TwilioErrorSpec = readonly [code: number, message: string];
+
+function defaultFingerprinter(): (e164: string) => string {
+  // Keyed per simulator run: correlates within a run, cannot be reversed by hashing every number.
+  const key = randomBytes(32);
+  return (e164) => `sim1:${createHmac('sha256', key).update(e164).digest('hex').slice(0, 32)}`;
+}
+
+/** Twilio's request signature: HMAC-SHA1(token, url + sorted key/value pairs), base64. */
+function twilioSignature(authToken: string, url: string, params: URLSearchParams): string {
+  const pairs = [...params.entries()].sort(([a, av], [b, bv]) =>
+    a === b ? (av < bv ? -1 : 1) : a < b ? -1 : 1,
+  );
+  const data = url + pairs.map(([k, v]) => k + v).join('');
+  return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
+}
+
+/** `client_reference` from a StatusCallback URL's query, or null. */
+function referenceFrom(callback: string | null): string | null {
+  if (callback === null) return null;
+  try {
+    return new URL(callback).searchParams.get('client_reference');
+  } catch {
+    return null;
+  }
+}
+
+function credentials(req: IncomingMessage): { sid: string; token: string } | null {
+  const header = req.headers.authorization;
+  if (header === undefined || !/^Basic\s+/i.test(header)) return null;
+  const decoded = Buffer.from(header.replace(/^Basic\s+/i, ''), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0 || colon === decoded.length - 1) return null;
+  return { sid: decoded.slice(0, colon), token: decoded.slice(colon + 1) };
+}
+
+function safeDecode(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_REQUEST_BYTES) return null;
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function twilioError(
+  res: ServerResponse,
+  status: number,
+  [code, message]: TwilioErrorSpec,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(
+    res,
+    status,
+    { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
+    headers,
+  );
+}
+
+/** Twilio-style validation of a create-message form. */
+function validateSend(form: URLSearchParams): TwilioErrorSpec | null {
+  const to = form.get('To');
+  const body = form.get('Body');
+  if (to === null || to === '') return [21604, "A 'To' phone number is required."];
+  if (form.get('From') === null || form.get('From') === '')
+    return [21603, "A 'From' phone number is required."];
+  if (body === null || body === '') return [21602, 'Message body is required.'];
+  // Deliberately does not echo the number (Twilio does; our logs must not see it).
+  if (!E164.test(to)) return [21211, "The 'To' number is not a valid phone number."];
+  if ([...body].length > MAX_BODY_CHARS)
+    return [21617, 'The concatenated message body exceeds the 1600 character limit.'];
+  const validity = form.get('ValidityPeriod');
+  if (
+    validity !== null &&
+    !(/^\d{1,6}$/.test(validity) && Number(validity) >= 1 && Number(validity) <= MAX_VALIDITY_SECONDS)
+  ) {
+    return [21624, 'Invalid validity period value'];
+  }
+  const callback = form.get('StatusCallback');
+  if (callback !== null) {
+    let ok = false;
+    try {
+      const parsed = new URL(callback);
+      ok = parsed.protocol === 'http:' || parsed.protocol === 'https:';
+    } catch {
+      ok = false;
+    }
+    if (!ok) return [21609, 'Invalid StatusCallback URL'];
+  }
+  return MAGIC_DESTINATIONS[to] ?? null;
+}
+
+/** `DateSent` bounds: a date is a whole UTC day; an ISO date-time is an instant. */
+function parseDateBound(value: string): { from: number; to: number } | null {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
+    const start = Date.parse(`${value}T00:00:00Z`);
+    return Number.isNaN(start) ? null : { from: start, to: start + DAY_MS };
+  }
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value)) return null;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : { from: at, to: at + 1 };
+}
+
+const LIST_FILTERS = ['To', 'From', 'DateSent', 'DateSent>', 'DateSent<'] as const;
+
+/**
+ * Starts the simulator. Control API (JSON):
+ * - `GET /_sim/health`; `GET /_sim/messages[?client_reference=]` -> `{messages: [{id, client_reference,
+ *   destination_fingerprint, accepted_at, status, error_code, validity_period_seconds, account_sid}]}`;
+ * - `GET /_sim/requests` -> `{requests: [{received_at, client_reference, fault, outcome, message_id, http_status}]}`
+ *   (every send request, in arrival order);
+ * - `GET /_sim/callbacks`; `GET|POST|DELETE /_sim/faults` (POST takes `{mode, count?, probability?,
+ *   retry_after_seconds?}` or an array of them, replacing the current plans); `POST /_sim/reset`
+ *   (clears ledger, requests, callbacks, faults and pending callbacks; held requests stay held).
+ */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const delays = options.statusDelaysMs ?? DEFAULT_STATUS_DELAYS;
+  const fingerprint = options.fingerprint ?? defaultFingerprinter();
+  const log = (line: string) => options.log?.(`[sim] ${line}`);
+
+  const messages: StoredMessage[] = [];
+  const bySid = new Map<string, StoredMessage>();
+  const requests: RequestRecord[] = [];
+  const callbacks: CallbackRecord[] = [];
+  const faults = new FaultSchedule();
+  const timers = new Set<NodeJS.Timeout>();
+  const held = new Set<ServerResponse>();
+  const stopping = new AbortController();
+  let seq = 0;
+
+  const hold = (res: ServerResponse, what: string) => {
+    // Never answered: the socket stays open until the client gives up or stop() destroys it.
+    held.add(res);
+    res.on('close', () => held.delete(res));
+    log(`holding ${what}`);
+  };
+
+  const postCallback = async (message: StoredMessage, event: StatusEvent, authToken: string) => {
+    const url = message.statusCallback;
+    if (url === null) return;
+    const params = new URLSearchParams({
+      AccountSid: message.accountSid,
+      ApiVersion: API_VERSION,
+      MessageSid: message.sid,
+      MessageStatus: event.status,
+      SmsSid: message.sid,
+      SmsStatus: event.status,
+    });
+    if (event.errorCode !== null) params.set('ErrorCode', String(event.errorCode));
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilioSignature(authToken, url, params),
+        },
+        body: params.toString(),
+        signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
+        redirect: 'manual',
+      });
+      await response.arrayBuffer().catch(() => undefined);
+      log(`callback sid=${message.sid} status=${event.status} http=${response.status}`);
+    } catch {
+      log(`callback failed sid=${message.sid} status=${event.status}`);
+    }
+  };
+
+  const scheduleCallbacks = (message: StoredMessage, authToken: string) => {
+    if (message.statusCallback === null) return;
+    for (const event of message.timeline) {
+      const timer = setTimeout(
+        () => {
+          timers.delete(timer);
+          void postCallback(message, event, authToken);
+        },
+        Math.max(0, event.at - Date.now()),
+      );
+      timer.unref();
+      timers.add(timer);
+    }
+  };
+
+  const accept = (accountSid: string, form: URLSearchParams, authToken: string): StoredMessage => {
+    const acceptedAt = Date.now();
+    const to = form.get('To') ?? '';
+    const body = form.get('Body') ?? '';
+    const validity = Number(form.get('ValidityPeriod') ?? MAX_VALIDITY_SECONDS);
+    const statusCallback = form.get('StatusCallback');
+    seq += 1;
+    const message: StoredMessage = {
+      seq,
+      sid: `SM${randomBytes(16).toString('hex')}`,
+      accountSid,
+      to,
+      from: form.get('From') ?? '',
+      body,
+      validityPeriodSeconds: validity,
+      statusCallback,
+      clientReference: referenceFrom(statusCallback),
+      destinationFingerprint: fingerprint(to),
+      acceptedAt,
+      numSegments: segmentCount(body),
+      timeline: timelineFor(acceptedAt, validity, delays),
+    };
+    messages.push(message);
+    bySid.set(message.sid, message);
+    scheduleCallbacks(message, authToken);
+    return message;
+  };
+
+  const handleSend = async (req: IncomingMessage, res: ServerResponse, accountSid: string) => {
+    const raw = await readBody(req);
+    const form = new URLSearchParams(raw ?? '');
+    const record: RequestRecord = {
+      received_at: new Date().toISOString(),
+      client_reference: referenceFrom(form.get('StatusCallback')),
+      fault: null,
+      outcome: 'not_recorded',
+      message_id: null,
+      http_status: null,
+    };
+    requests.push(record);
+    const ref = record.client_reference ?? '-';
+    if (faults.takeHang()) {
+      record.fault = 'hang';
+      return hold(res, `send client_reference=${ref} (hang)`);
+    }
+    const answer = (status: number, spec: TwilioErrorSpec, headers: Record<string, string> = {}) => {
+      record.http_status = status;
+      log(`send rejected http=${status} code=${spec[0]} client_reference=${ref}`);
+      twilioError(res, status, spec, headers);
+    };
+    if (raw === null) return answer(413, [20001, 'Request body too large'], { connection: 'close' });
+    const auth = credentials(req);
+    if (auth === null)
+      return answer(401, [20003, 'Authenticate'], { 'www-authenticate': 'Basic realm="Twilio API"' });
+    const invalid = validateSend(form);
+    if (invalid !== null) return answer(400, invalid);
+
+    const fault = faults.takeForSend();
+    record.fault = fault?.mode ?? null;
+    switch (fault?.mode) {
+      case 'timeout_before_accept':
+        return hold(res, `send client_reference=${ref} (timeout_before_accept)`);
+      case 'error_5xx_before_accept':
+        return answer(503, [20503, 'Service Unavailable']);
+      case 'rate_limited':
+        return answer(429, [20429, 'Too Many Requests'], { 'retry-after': String(fault.retryAfterSeconds) });
+      case 'reject_permanent':
+        return answer(400, [21211, "The 'To' number is not a valid phone number."]);
+      default:
+        break;
+    }
+    const message = accept(accountSid, form, auth.token);
+    record.outcome = 'recorded';
+    record.message_id = message.sid;
+    log(`send accepted sid=${message.sid} client_reference=${ref}${fault ? ` fault=${fault.mode}` : ''}`);
+    if (fault?.mode === 'timeout_after_accept')
+      return hold(res, `send sid=${message.sid} (timeout_after_accept)`);
+    if (fault?.mode === 'error_5xx_after_accept') {
+      record.http_status = 500;
+      return twilioError(res, 500, [20500, 'Internal Server Error']);
+    }
+    record.http_status = 201;
+    sendJson(res, 201, toTwilioJson(message, Date.now()));
+  };
+
+  const handleList = (res: ServerResponse, accountSid: string, query: URLSearchParams) => {
+    const invalid = (what: string) => twilioError(res, 400, [20001, `Invalid ${what}`]);
+    const pageSizeRaw = query.get('PageSize');
+    const pageRaw = query.get('Page');
+    const token = query.get('PageToken');
+    if (pageSizeRaw !== null && !/^\d+$/.test(pageSizeRaw)) return invalid('PageSize');
+    if (pageRaw !== null && !/^\d+$/.test(pageRaw)) return invalid('Page');
+    const tokenMatch = token === null ? null : /^PA(\d+)$/.exec(token);
+    if (token !== null && tokenMatch === null) return invalid('PageToken');
+    const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, Number(pageSizeRaw ?? DEFAULT_PAGE_SIZE)));
+    const page = Number(pageRaw ?? 0);
+
+    const exactDay = query.get('DateSent');
+    const after = query.get('DateSent>');
+    const before = query.get('DateSent<');
+    const bounds = [exactDay, after, before].map((v) => (v === null ? null : parseDateBound(v)));
+    if (bounds.some((b, i) => b === null && [exactDay, after, before][i] !== null))
+      return invalid('DateSent');
+    const [onDay, fromBound, toBound] = bounds;
+    const to = query.get('To');
+    const from = query.get('From');
+    const now = Date.now();
+
+    const matching = messages
+      .filter((m) => {
+        if (m.accountSid !== accountSid) return false;
+        if (to !== null && m.to !== to) return false;
+        if (from !== null && m.from !== from) return false;
+        if (onDay || fromBound || toBound) {
+          const sentAt = stateAt(m, now).sentAt;
+          if (sentAt === null) return false; // unsent messages have no date_sent (Twilio's semantics)
+          if (onDay && (sentAt < onDay.from || sentAt >= onDay.to)) return false;
+          if (fromBound && sentAt < fromBound.from) return false;
+          if (toBound && sentAt >= toBound.to) return false;
+        }
+        return true;
+      })
+      .sort((a, b) => b.seq - a.seq);
+
+    const startIndex =
+      tokenMatch?.[1] === undefined
+        ? page * pageSize
+        : (() => {
+            const after = Number(tokenMatch[1]);
+            const index = matching.findIndex((m) => m.seq < after);
+            return index === -1 ? matching.length : index;
+          })();
+    const items = matching.slice(startIndex, startIndex + pageSize);
+    const last = items.at(-1);
+    const hasMore = startIndex + pageSize < matching.length && last !== undefined;
+
+    const base = `/${API_VERSION}/Accounts/${accountSid}/Messages.json`;
+    const uriFor = (extra: Record<string, string>) => {
+      const params = new URLSearchParams();
+      for (const key of LIST_FILTERS) {
+        const value = query.get(key);
+        if (value !== null) params.set(key, value);
+      }
+      params.set('PageSize', String(pageSize));
+      for (const [k, v] of Object.entries(extra)) params.set(k, v);
+      return `${base}?${params.toString()}`;
+    };
+    sendJson(res, 200, {
+      messages: items.map((m) => toTwilioJson(m, now)),
+      uri: uriFor({ Page: String(page), ...(token === null ? {} : { PageToken: token }) }),
+      first_page_uri: uriFor({ Page: '0' }),
+      next_page_uri: hasMore ? uriFor({ Page: String(page + 1), PageToken: `PA${last.seq}` }) : null,
+      previous_page_uri: page > 0 ? uriFor({ Page: String(page - 1) }) : null,
+      page,
+      page_size: pageSize,
+      start: startIndex,
+      end: startIndex + Math.max(items.length, 1) - 1,
+    });
+  };
+
+  const handleMessagesApi = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    route: RegExpExecArray,
+  ) => {
+    const accountSid = safeDecode(route[1] ?? '');
+    const sid = route[2] === undefined ? undefined : safeDecode(route[2]);
+    const method = req.method ?? 'GET';
+    if (accountSid === null || sid === null)
+      return twilioError(res, 404, [20404, 'The requested resource was not found']);
+    if (method === 'POST' && sid === undefined) return handleSend(req, res, accountSid);
+    if (method !== 'GET') return twilioError(res, 405, [20004, 'Method not allowed']);
+    if (faults.takeHang()) return hold(res, sid === undefined ? 'list (hang)' : `fetch sid=${sid} (hang)`);
+    if (credentials(req) === null) {
+      return twilioError(res, 401, [20003, 'Authenticate'], {
+        'www-authenticate': 'Basic realm="Twilio API"',
+      });
+    }
+    if (sid === undefined) return handleList(res, accountSid, url.searchParams);
+    const message = bySid.get(sid);
+    if (message === undefined || message.accountSid !== accountSid) {
+      return twilioError(res, 404, [20404, `The requested resource ${url.pathname} was not found`]);
+    }
+    sendJson(res, 200, toTwilioJson(message, Date.now()));
+  };
+
+  const handleCallbackSink = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    if (req.method !== 'POST')
+      return sendJson(res, 405, { code: 'method_not_allowed', message: 'POST only' });
+    const raw = await readBody(req);
+    if (raw === null) return sendJson(res, 413, { code: 'too_large', message: 'body too large' });
+    const signature = req.headers['x-twilio-signature'];
+    callbacks.push({
+      received_at: new Date().toISOString(),
+      client_reference: url.searchParams.get('client_reference'),
+      query: url.search,
+      params: Object.fromEntries(new URLSearchParams(raw)),
+      signature: typeof signature === 'string' ? signature : null,
+    });
+    res.writeHead(204).end();
+  };
+
+  const handleControl = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    const method = req.method ?? 'GET';
+    const route = `${method} ${url.pathname}`;
+    const now = Date.now();
+    switch (route) {
+      case 'GET /_sim/health':
+        return sendJson(res, 200, { status: 'ok', messages: messages.length, held_requests: held.size });
+      case 'GET /_sim/messages': {
+        const ref = url.searchParams.get('client_reference');
+        const list = ref === null ? messages : messages.filter((m) => m.clientReference === ref);
+        return sendJson(res, 200, { messages: list.map((m) => toLedgerEntry(m, now)) });
+      }
+      case 'GET /_sim/requests':
+        return sendJson(res, 200, { requests });
+      case 'GET /_sim/callbacks':
+        return sendJson(res, 200, { callbacks });
+      case 'GET /_sim/faults':
+        return sendJson(res, 200, { faults: faults.view() });
+      case 'POST /_sim/faults': {
+        const raw = await readBody(req);
+        let input: unknown;
+        try {
+          input = JSON.parse(raw ?? '');
+        } catch {
+          return sendJson(res, 400, { code: 'invalid_fault_plan', message: 'body must be JSON' });
+        }
+        const parsed = parseFaultPlans(input);
+        if (!parsed.ok) return sendJson(res, 400, { code: 'invalid_fault_plan', message: parsed.message });
+        faults.set(parsed.plans);
+        log(
+          `faults set: ${parsed.plans.map((p) => `${p.mode}x${p.remaining ?? 'inf'}@${p.probability}`).join(', ')}`,
+        );
+        return sendJson(res, 200, { faults: faults.view() });
+      }
+      case 'DELETE /_sim/faults':
+        faults.clear();
+        log('faults cleared');
+        return sendJson(res, 200, { faults: [] });
+      case 'POST /_sim/reset':
+        messages.length = 0;
+        bySid.clear();
+        requests.length = 0;
+        callbacks.length = 0;
+        faults.clear();
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        log('reset');
+        return sendJson(res, 200, { status: 'reset' });
+      default:
+        return sendJson(res, 404, { code: 'not_found', message: `no control route ${route}` });
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://simulator.invalid');
+    if (url.pathname === '/_sim' || url.pathname.startsWith('/_sim/')) return handleControl(req, res, url);
+    if (url.pathname === CALLBACK_SINK_PATH) return handleCallbackSink(req, res, url);
+    const route = MESSAGES_ROUTE.exec(url.pathname);
+    if (route === null) return twilioError(res, 404, [20404, 'The requested resource was not found']);
+    return handleMessagesApi(req, res, url, route);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      // A client that vanished mid-request, or a bug: answer if still possible, never crash.
+      log('request failed');
+      sendJson(res, 500, { code: 20500, message: 'Internal Server Error', status: 500 });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log(`listening on ${url}`);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    stop() {
+      stopped ??= new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        stopping.abort();
+        server.close(() => resolve());
+        for (const res of held) res.destroy();
+        held.clear();
+        // Idle keep-alive sockets and held requests alike: close() alone would wait for them.
+        server.closeAllConnections();
+        log('stopped');
+      });
+      return stopped;
+    },
+  };
+}
