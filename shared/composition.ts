@@ -82,6 +82,7 @@ function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerp
     from: config.providerFrom,
     name: config.provider,
     lookupTimeoutMs: config.providerLookupTimeoutMs,
+    ...(config.providerStatusCallbackBase ? { statusCallbackBase: config.providerStatusCallbackBase } : {}),
     clock,
   });
 }

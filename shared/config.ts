@@ -17,6 +17,8 @@ export interface ServiceConfig {
   readonly providerAccountSid: string;
   readonly providerAuthToken: string;
   readonly providerFrom: string;
+  /** Where the provider posts delivery receipts (Twilio StatusCallback base); simulator default when unset. */
+  readonly providerStatusCallbackBase?: string;
   /** Upper bound of one status lookup (reads only). */
   readonly providerLookupTimeoutMs: number;
   /** `local` (AES-256-GCM key from LOCAL_DATA_KEY) or `kms` (KMS_KEY_ID). */
@@ -67,6 +69,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
     providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
     providerFrom: env.PROVIDER_FROM ?? '+15005550006',
+    ...opt('providerStatusCallbackBase', env.PROVIDER_STATUS_CALLBACK_BASE),
     providerLookupTimeoutMs: num(env, 'PROVIDER_LOOKUP_TIMEOUT_MS', num(env, 'PROVIDER_TIMEOUT_MS', 3000)),
     cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
     ...opt('localDataKey', env.LOCAL_DATA_KEY),
