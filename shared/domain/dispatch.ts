@@ -55,6 +55,9 @@ function decideAccepted(
   // The provider call must end before the token's dispatch deadline and inside the lease.
   const callDeadline = Math.min(now + policy.providerTimeoutMs, deadline);
   const leaseUntil = callDeadline + policy.leaseSlackMs;
+  // A new attempt starts without a message id: an id left from an earlier (absent) attempt would make the
+  // reconciler look up that attempt instead of this one's client reference, and conclude "absent" wrongly.
+  const provider = { name: record.provider.name };
   return {
     kind: 'claim',
     callDeadline,
@@ -63,7 +66,7 @@ function decideAccepted(
       reason: R.claimed,
       actor: Actor.sender,
       at: now,
-      set: { attempts: record.attempts + 1, leaseUntil, leaseOwner: owner, dueAt: leaseUntil, checks: 0 },
+      set: { attempts: record.attempts + 1, provider, leaseUntil, leaseOwner: owner, dueAt: leaseUntil, checks: 0 },
       remove: ['nextAttemptAt', 'unknownSince'],
     },
   };
