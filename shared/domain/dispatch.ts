@@ -1,7 +1,7 @@
 import { type EpochMs, isFinal, type NotificationRecord, type TransitionIntent } from './notification.js';
 import { backoffMs, type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from './policy.js';
 import type { LookupOutcome, SendOutcome } from './provider.js';
-import { Actor, NotificationState as S, ReasonCode as R } from './states.js';
+import { Actor, ReasonCode as R, NotificationState as S } from './states.js';
 
 /** What the sender should do with a command it was handed. */
 export type DispatchDecision =
@@ -66,13 +66,24 @@ function decideAccepted(
       reason: R.claimed,
       actor: Actor.sender,
       at: now,
-      set: { attempts: record.attempts + 1, provider, leaseUntil, leaseOwner: owner, dueAt: leaseUntil, checks: 0 },
+      set: {
+        attempts: record.attempts + 1,
+        provider,
+        leaseUntil,
+        leaseOwner: owner,
+        dueAt: leaseUntil,
+        checks: 0,
+      },
       remove: ['nextAttemptAt', 'unknownSince'],
     },
   };
 }
 
-function expireAccepted(now: EpochMs, reason: typeof R.expiredBeforeDispatch | typeof R.retryExhausted, actor: Actor) {
+function expireAccepted(
+  now: EpochMs,
+  reason: typeof R.expiredBeforeDispatch | typeof R.retryExhausted,
+  actor: Actor,
+) {
   return { to: S.expired, reason, actor, at: now } satisfies TransitionIntent;
 }
 
@@ -108,7 +119,11 @@ export function recordSendOutcome(
         reason: R.providerAccepted,
         actor: Actor.sender,
         at: now,
-        set: { provider: { name, messageId: outcome.messageId }, sentAt: now, dueAt: now + policy.statusPollMs },
+        set: {
+          provider: { name, messageId: outcome.messageId },
+          sentAt: now,
+          dueAt: now + policy.statusPollMs,
+        },
         remove: ['leaseUntil', 'leaseOwner'],
       };
     case 'not_sent_retryable': {
@@ -149,7 +164,11 @@ export type ReconcileStep =
   | { readonly kind: 'lookup' };
 
 /** First half of a reconciler step: decided from the record alone. */
-export function decideReconcile(record: NotificationRecord, now: EpochMs, policy: DispatchPolicy): ReconcileStep {
+export function decideReconcile(
+  record: NotificationRecord,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): ReconcileStep {
   if (isFinal(record)) return { kind: 'skip', why: 'final' };
   if (record.dueAt !== undefined && record.dueAt > now) return { kind: 'skip', why: 'not_due' };
   switch (record.state) {
@@ -197,12 +216,18 @@ function applyUnknownLookup(
   const name = record.provider.name;
   const base = { actor: Actor.reconciler, at: now } as const;
   if (lookup.kind === 'found') {
-    const to = lookup.status === 'delivered' ? S.delivered : lookup.status === 'undelivered' ? S.undelivered : S.sent;
+    const to =
+      lookup.status === 'delivered' ? S.delivered : lookup.status === 'undelivered' ? S.undelivered : S.sent;
     return {
       ...base,
       to,
       reason: R.reconciledFound,
-      set: { provider: { name, messageId: lookup.messageId }, sentAt: now, dueAt: now + policy.statusPollMs, checks: 0 },
+      set: {
+        provider: { name, messageId: lookup.messageId },
+        sentAt: now,
+        dueAt: now + policy.statusPollMs,
+        checks: 0,
+      },
       remove: ['unknownSince'],
     };
   }
@@ -226,7 +251,10 @@ function applyUnknownLookup(
   const checks = record.checks + 1;
   const wait = Math.min(backoffMs(checks, policy), policy.backoffMaxMs);
   const settleAt = (record.unknownSince ?? record.updatedAt) + policy.reconcileSettleMs;
-  const dueAt = lookup.kind === 'absent' ? Math.max(settleAt, now + 1) : Math.min(now + wait, Math.max(record.expiresAt, now + 1));
+  const dueAt =
+    lookup.kind === 'absent'
+      ? Math.max(settleAt, now + 1)
+      : Math.min(now + wait, Math.max(record.expiresAt, now + 1));
   return { ...base, to: S.dispatchUnknown, reason: R.reconcileInconclusive, set: { checks, dueAt } };
 }
 

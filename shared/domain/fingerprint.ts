@@ -23,7 +23,8 @@ export function createFingerprinter(secret: Uint8Array): Fingerprinter {
   const hmac = (domain: string, data: string) =>
     createHmac('sha256', key).update(domain).update('\u0000').update(data).digest('hex');
   return {
-    destination: (e164) => `${FINGERPRINT_VERSION}:${hmac('destination', e164).slice(0, FINGERPRINT_HEX_CHARS)}`,
+    destination: (e164) =>
+      `${FINGERPRINT_VERSION}:${hmac('destination', e164).slice(0, FINGERPRINT_HEX_CHARS)}`,
     payload: (request) => `pf1:${hmac('payload', canonicalPayload(request))}`,
   };
 }

@@ -1,11 +1,5 @@
 import { ForbiddenTransitionError } from './errors.js';
-import {
-  type Actor,
-  findTransition,
-  NotificationState,
-  ReasonCode,
-  TERMINAL_STATES,
-} from './states.js';
+import { type Actor, findTransition, NotificationState, ReasonCode, TERMINAL_STATES } from './states.js';
 
 /** Milliseconds since the epoch. All times inside the domain are numbers; ISO strings are for the edges. */
 export type EpochMs = number;

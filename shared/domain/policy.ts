@@ -40,7 +40,10 @@ export const DEFAULT_POLICY: DispatchPolicy = {
 };
 
 /** The last instant at which a provider call may start. */
-export function dispatchDeadline(record: Pick<NotificationRecord, 'expiresAt'>, policy: DispatchPolicy): EpochMs {
+export function dispatchDeadline(
+  record: Pick<NotificationRecord, 'expiresAt'>,
+  policy: DispatchPolicy,
+): EpochMs {
   return record.expiresAt - policy.dispatchMarginMs;
 }
 
@@ -54,7 +57,10 @@ export function isPastDispatchDeadline(
 }
 
 /** Exponential backoff with a cap; deterministic (jitter is the caller's business). */
-export function backoffMs(step: number, policy: Pick<DispatchPolicy, 'backoffBaseMs' | 'backoffMaxMs'>): number {
+export function backoffMs(
+  step: number,
+  policy: Pick<DispatchPolicy, 'backoffBaseMs' | 'backoffMaxMs'>,
+): number {
   const exp = Math.min(step, 20);
   return Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** Math.max(0, exp - 1));
 }

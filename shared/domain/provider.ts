@@ -21,7 +21,12 @@ export type SendOutcome =
   | { readonly kind: 'accepted'; readonly messageId: string }
   | { readonly kind: 'not_sent_retryable'; readonly detail: string; readonly retryAfterMs?: number }
   | { readonly kind: 'not_sent_permanent'; readonly detail: string }
-  | { readonly kind: 'unknown'; readonly detail: string; readonly messageId?: string; readonly timedOut: boolean };
+  | {
+      readonly kind: 'unknown';
+      readonly detail: string;
+      readonly messageId?: string;
+      readonly timedOut: boolean;
+    };
 
 /** Provider-side delivery status, normalised. */
 export type ProviderStatus = 'pending' | 'sent' | 'delivered' | 'undelivered';

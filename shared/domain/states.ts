@@ -77,7 +77,12 @@ const A = Actor;
 export const TRANSITIONS: readonly TransitionRule[] = [
   { from: null, to: S.accepted, reasons: [R.admitted], actors: [A.api] },
   { from: S.accepted, to: S.dispatching, reasons: [R.claimed], actors: [A.sender] },
-  { from: S.accepted, to: S.expired, reasons: [R.expiredBeforeDispatch, R.retryExhausted], actors: [A.sender, A.reconciler] },
+  {
+    from: S.accepted,
+    to: S.expired,
+    reasons: [R.expiredBeforeDispatch, R.retryExhausted],
+    actors: [A.sender, A.reconciler],
+  },
   { from: S.dispatching, to: S.sent, reasons: [R.providerAccepted], actors: [A.sender] },
   { from: S.dispatching, to: S.accepted, reasons: [R.providerRejectedRetryable], actors: [A.sender] },
   { from: S.dispatching, to: S.failed, reasons: [R.providerRejectedPermanent], actors: [A.sender] },
@@ -91,7 +96,12 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { from: S.dispatchUnknown, to: S.delivered, reasons: [R.reconciledFound], actors: [A.reconciler] },
   { from: S.dispatchUnknown, to: S.undelivered, reasons: [R.reconciledFound], actors: [A.reconciler] },
   { from: S.dispatchUnknown, to: S.accepted, reasons: [R.reconciledAbsent], actors: [A.reconciler] },
-  { from: S.dispatchUnknown, to: S.dispatchUnknown, reasons: [R.reconcileInconclusive], actors: [A.reconciler] },
+  {
+    from: S.dispatchUnknown,
+    to: S.dispatchUnknown,
+    reasons: [R.reconcileInconclusive],
+    actors: [A.reconciler],
+  },
   {
     from: S.dispatchUnknown,
     to: S.expired,

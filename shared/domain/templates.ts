@@ -18,11 +18,13 @@ const PASSWORD_RESET: Record<Locale, { code: (code: string) => string; url: (url
     url: (u) => `Restablece tu contraseña: ${u} Si no lo pediste, ignora este mensaje.`,
   },
   fr: {
-    code: (c) => `Votre code de réinitialisation est ${c}. Si vous ne l'avez pas demandé, ignorez ce message.`,
+    code: (c) =>
+      `Votre code de réinitialisation est ${c}. Si vous ne l'avez pas demandé, ignorez ce message.`,
     url: (u) => `Réinitialisez votre mot de passe : ${u} Si vous ne l'avez pas demandé, ignorez ce message.`,
   },
   de: {
-    code: (c) => `Ihr Code zum Zurücksetzen des Passworts lautet ${c}. Nicht angefordert? Ignorieren Sie diese Nachricht.`,
+    code: (c) =>
+      `Ihr Code zum Zurücksetzen des Passworts lautet ${c}. Nicht angefordert? Ignorieren Sie diese Nachricht.`,
     url: (u) => `Passwort zurücksetzen: ${u} Nicht angefordert? Ignorieren Sie diese Nachricht.`,
   },
 };
