@@ -90,7 +90,11 @@ function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerp
 /** Builds the runtime from configuration (module scope in each Lambda entry point). */
 export async function createServiceRuntime(
   config: ServiceConfig,
-  overrides: { readonly clock?: Clock; readonly logger?: Logger; readonly dynamoClient?: DynamoDBClient } = {},
+  overrides: {
+    readonly clock?: Clock;
+    readonly logger?: Logger;
+    readonly dynamoClient?: DynamoDBClient;
+  } = {},
 ): Promise<ServiceRuntime> {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? new Logger({ serviceName: 'reset-notifier' });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InjectedCrashError } from '../../shared/usecases/errors.js';
 import type { DispatchStep } from '../../shared/usecases/dispatch-notification.js';
+import { InjectedCrashError } from '../../shared/usecases/errors.js';
 import { aRequestBody } from '../support/fixtures.js';
 import { expectConsistentTrail, type Pipeline, startPipeline } from '../support/pipeline-harness.js';
 
@@ -42,7 +42,9 @@ describe('crashes and duplicate deliveries', () => {
       // Assess
       expect(await pipe.messages(key)).toHaveLength(1);
       const trail = await pipe.evidence(key);
-      expect(trail.map((t) => t.reason)).toEqual(expect.arrayContaining(['lease_expired', 'reconciled_found']));
+      expect(trail.map((t) => t.reason)).toEqual(
+        expect.arrayContaining(['lease_expired', 'reconciled_found']),
+      );
       expect(trail.filter((t) => t.reason === 'claimed')).toHaveLength(1);
       expectConsistentTrail(trail, 'delivered');
     });
@@ -75,7 +77,9 @@ describe('crashes and duplicate deliveries', () => {
     // Assess
     expect(responses.filter((r) => r.status === 202)).toHaveLength(1);
     expect(responses.filter((r) => r.status === 200)).toHaveLength(19);
-    const key = ((await responses[0]?.json()) as { idempotency_key: string }).idempotency_key;
+    const first = responses[0];
+    if (!first) throw new Error('no response');
+    const key = ((await first.json()) as { idempotency_key: string }).idempotency_key;
     await pipe.waitFor(key, ['delivered']);
     expect(await pipe.messages(key)).toHaveLength(1);
   });

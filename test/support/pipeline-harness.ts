@@ -117,8 +117,12 @@ export async function startPipeline(options: Partial<LocalStackOptions> = {}) {
         const view = await pipeline.view(key);
         if (states.includes(view.state)) return view;
         if (Date.now() > deadline) {
-          const trail = (await pipeline.evidence(key)).map((t) => `${t.from_state}->${t.to_state}(${t.reason})`);
-          throw new Error(`${key} stayed ${view.state}, wanted ${states.join('|')}; trail: ${trail.join(', ')}`);
+          const trail = (await pipeline.evidence(key)).map(
+            (t) => `${t.from_state}->${t.to_state}(${t.reason})`,
+          );
+          throw new Error(
+            `${key} stayed ${view.state}, wanted ${states.join('|')}; trail: ${trail.join(', ')}`,
+          );
         }
         await new Promise((r) => setTimeout(r, 100));
       }
