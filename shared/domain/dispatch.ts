@@ -133,7 +133,11 @@ export function recordSendOutcome(
         reason: R.providerRejectedRetryable,
         actor: Actor.sender,
         at: now,
-        set: { nextAttemptAt: now + wait, dueAt: now + wait + policy.queueSafetyNetMs },
+        // Never due after the dispatch deadline: the reconciler must expire it on time if no retry can start.
+        set: {
+          nextAttemptAt: now + wait,
+          dueAt: Math.min(now + wait + policy.queueSafetyNetMs, dispatchDeadline(claimed, policy)),
+        },
         remove: ['leaseUntil', 'leaseOwner'],
       };
     }
@@ -154,6 +158,22 @@ export function recordSendOutcome(
         remove: ['leaseUntil', 'leaseOwner'],
       };
   }
+}
+
+/**
+ * The claim was won but too little time is left to start a call that could end before the
+ * deadline (the claim write itself was slow): nothing was sent, so the command goes back to
+ * `accepted`, due at once, where the next look expires it.
+ */
+export function abandonClaim(now: EpochMs): TransitionIntent {
+  return {
+    to: S.accepted,
+    reason: R.callNotStarted,
+    actor: Actor.sender,
+    at: now,
+    set: { nextAttemptAt: now, dueAt: now },
+    remove: ['leaseUntil', 'leaseOwner'],
+  };
 }
 
 /** What the reconciler should do with a due item before (or instead of) asking the provider. */

@@ -41,6 +41,7 @@ export const ReasonCode = {
   expiredBeforeDispatch: 'expired_before_dispatch',
   unknownAtExpiry: 'unknown_at_expiry',
   retryExhausted: 'retry_exhausted',
+  callNotStarted: 'call_not_started',
   deliveryReceipt: 'delivery_receipt',
   statusPolled: 'status_polled',
   statusHorizon: 'status_horizon',
@@ -84,7 +85,12 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     actors: [A.sender, A.reconciler],
   },
   { from: S.dispatching, to: S.sent, reasons: [R.providerAccepted], actors: [A.sender] },
-  { from: S.dispatching, to: S.accepted, reasons: [R.providerRejectedRetryable], actors: [A.sender] },
+  {
+    from: S.dispatching,
+    to: S.accepted,
+    reasons: [R.providerRejectedRetryable, R.callNotStarted],
+    actors: [A.sender],
+  },
   { from: S.dispatching, to: S.failed, reasons: [R.providerRejectedPermanent], actors: [A.sender] },
   {
     from: S.dispatching,

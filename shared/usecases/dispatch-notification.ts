@@ -1,5 +1,5 @@
 import type { Clock } from '../domain/clock.js';
-import { decideDispatch, recordSendOutcome } from '../domain/dispatch.js';
+import { abandonClaim, decideDispatch, recordSendOutcome } from '../domain/dispatch.js';
 import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
 import { type DispatchPolicy, dispatchDeadline } from '../domain/policy.js';
 import { clientReference, type SendOutcome, type SmsProvider } from '../domain/provider.js';
@@ -81,20 +81,22 @@ export async function dispatchNotification(
     dispatchDeadline(claimed, deps.policy),
     (claimed.leaseUntil ?? decision.callDeadline) - deps.policy.leaseSlackMs / 2,
   );
-  const outcome: SendOutcome =
-    callEnd - callStart < Math.min(deps.policy.minSendWindowMs, deps.policy.providerTimeoutMs)
-      ? // Too late to start a call that could finish in time: definitely not sent, and never after the deadline.
-        { kind: 'not_sent_retryable', detail: 'no_time_left_after_claim' }
-      : await sendSafely(deps.provider, {
-          idempotencyKey,
-          attempt: claimed.attempts,
-          clientReference: clientReference(idempotencyKey, claimed.attempts),
-          to: payload.phone,
-          body: renderBody(claimed.template, claimed.locale, payload.params),
-          // The provider must not deliver a stale reset: validity = the token's remaining life, never more.
-          validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
-          deadline: callEnd,
-        });
+  if (callEnd - callStart < Math.min(deps.policy.minSendWindowMs, deps.policy.providerTimeoutMs)) {
+    // Too late to start a call that could finish in time: nothing is sent, never after the deadline.
+    const abandoned = abandonClaim(callStart);
+    const written = await write(deps, claimed, abandoned);
+    return written ? { kind: 'transitioned', to: abandoned.to, reason: abandoned.reason } : lost('outcome');
+  }
+  const outcome: SendOutcome = await sendSafely(deps.provider, {
+    idempotencyKey,
+    attempt: claimed.attempts,
+    clientReference: clientReference(idempotencyKey, claimed.attempts),
+    to: payload.phone,
+    body: renderBody(claimed.template, claimed.locale, payload.params),
+    // The provider must not deliver a stale reset: validity = the token's remaining life, never more.
+    validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
+    deadline: callEnd,
+  });
   await deps.onStep?.(DispatchStep.afterProviderCall, idempotencyKey);
 
   const intent = recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy);
