@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
 import { admit, type NotificationRequest } from '../domain/notification.js';
-import { type DispatchPolicy, isPastDispatchDeadline } from '../domain/policy.js';
+import { type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from '../domain/policy.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { NotificationStore } from '../ports/store.js';
 import { sealPayload } from './payload-seal.js';
@@ -45,7 +45,8 @@ export async function admitNotification(
     payloadFingerprint,
     providerName: deps.providerName,
     now,
-    safetyNetAt: now + deps.policy.queueSafetyNetMs,
+    // The reconciler looks if the queue never delivered, and at the latest when no send can start any more.
+    safetyNetAt: Math.min(now + deps.policy.queueSafetyNetMs, dispatchDeadline(request, deps.policy)),
   });
   const sealed = await sealPayload(deps.cipher, request.idempotencyKey, request.sensitive);
   const result = await deps.store.admit(next, evidence, sealed);
