@@ -177,7 +177,7 @@ export class Observability extends Construct {
     this.alarms = {
       dispatchDeadLetters: alarm(
         'DispatchDeadLetters',
-        'dispatch messages reached the dead-letter queue (the reconciler re-drives their commands; investigate why the sender failed)',
+        'dispatch messages reached the dead-letter queue (the reconciler re-drives their commands; check the sender logs)',
         pipeline.dispatchDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
           statistic: 'Maximum',
           period: Duration.minutes(1),

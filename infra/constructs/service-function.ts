@@ -1,7 +1,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { acknowledge } from './nag.js';
@@ -83,6 +83,8 @@ export class ServiceFunction extends NodejsFunction {
         // CommonJS dependencies inside an ESM bundle still call `require`.
         banner: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);",
         forceDockerBundling: false,
+        // Quiet synth output; esbuild still reports warnings and errors.
+        logLevel: LogLevel.WARNING,
       },
     });
     this.serviceRole = role;

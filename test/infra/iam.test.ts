@@ -1,0 +1,255 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KMS_ENCRYPTION_CONTEXT } from '../../shared/adapters/kms-cipher.js';
+import {
+  actionsOf,
+  allActions,
+  functionByDescription,
+  referencedId,
+  type Statement,
+  SYNTH_TIMEOUT_MS,
+  statementsOfFunction,
+  synthTemplate,
+} from './support.js';
+
+const DESCRIPTIONS = {
+  api: 'HTTP API',
+  forwarder: 'table stream -> dispatch queue',
+  sender: 'calls the SMS provider once',
+  reconciler: 'reconciles unknown outcomes',
+} as const;
+type FunctionName = keyof typeof DESCRIPTIONS;
+
+/** Actions whose only valid resource is "*". */
+const STAR_ONLY_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'sns:Publish']);
+const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+const TABLE_KEY_WRITE = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'];
+
+function statementsByFunction(template: Template): Record<FunctionName, Statement[]> {
+  const entries = Object.entries(DESCRIPTIONS).map(([name, description]) => [
+    name,
+    statementsOfFunction(template, functionByDescription(template, description).logicalId),
+  ]);
+  return Object.fromEntries(entries) as Record<FunctionName, Statement[]>;
+}
+
+/** The resources a statement names, as a list. */
+const resourcesOf = (s: Statement): unknown[] => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]);
+/** The statements that allow `action`. */
+const allowing = (statements: readonly Statement[], action: string) =>
+  statements.filter((s) => s.Effect === 'Allow' && actionsOf(s).includes(action));
+
+describe('least privilege per function (provider sns, the default)', () => {
+  let template: Template;
+  let statements: Record<FunctionName, Statement[]>;
+  let resources: Record<string, { Type: string }>;
+  beforeAll(() => {
+    ({ template } = synthTemplate());
+    statements = statementsByFunction(template);
+    resources = template.toJSON().Resources;
+  }, SYNTH_TIMEOUT_MS);
+
+  it('never allows a wildcard action', () => {
+    for (const [name, list] of Object.entries(statements)) {
+      for (const action of allActions(list)) expect(action, `${name}: ${action}`).not.toMatch(/\*/);
+    }
+  });
+
+  it('uses "*" only for actions that have no resource-level permissions; everything else is scoped', () => {
+    for (const [name, list] of Object.entries(statements)) {
+      for (const statement of list) {
+        if (!resourcesOf(statement).includes('*')) continue;
+        for (const action of actionsOf(statement))
+          expect(STAR_ONLY_ACTIONS.has(action), `${name}: ${action} on *`).toBe(true);
+      }
+    }
+  });
+
+  it('api: admission and views on the table and the by-event index, seals with the field key', () => {
+    expect(allActions(statements.api)).toEqual(
+      [
+        ...LOGS,
+        ...XRAY,
+        ...TABLE_KEY_WRITE,
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+    const indexQuery = allowing(statements.api, 'dynamodb:Query').flatMap(resourcesOf);
+    expect(JSON.stringify(indexQuery)).toContain('/index/by-event');
+    expect(JSON.stringify(indexQuery)).not.toContain('/index/due');
+  });
+
+  it('forwarder: reads the stream and enqueues keys; no table items, no provider', () => {
+    expect(allActions(statements.forwarder)).toEqual(
+      [
+        ...LOGS,
+        ...XRAY,
+        'dynamodb:DescribeStream',
+        'dynamodb:GetRecords',
+        'dynamodb:GetShardIterator',
+        'dynamodb:ListStreams',
+        'kms:Decrypt',
+        'kms:DescribeKey',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+    for (const statement of allowing(statements.forwarder, 'dynamodb:ListStreams')) {
+      expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': [expect.any(String), 'StreamArn'] }]);
+    }
+  });
+
+  it('sender: reads and transitions items, opens the payload, publishes SMS; never queries or deletes', () => {
+    expect(allActions(statements.sender)).toEqual(
+      [
+        ...LOGS,
+        ...XRAY,
+        ...TABLE_KEY_WRITE,
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'sns:Publish',
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+  });
+
+  it('reconciler: queries the due index, transitions, re-enqueues and reads SNS delivery logs; never publishes', () => {
+    expect(allActions(statements.reconciler)).toEqual(
+      [
+        ...LOGS,
+        ...XRAY,
+        ...TABLE_KEY_WRITE,
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'logs:FilterLogEvents',
+        'sqs:SendMessage',
+        'ssm:GetParameter',
+      ].sort(),
+    );
+    const query = allowing(statements.reconciler, 'dynamodb:Query').flatMap(resourcesOf);
+    expect(JSON.stringify(query)).toContain('/index/due');
+    expect(JSON.stringify(query)).not.toContain('/index/by-event');
+    const logGroups = JSON.stringify(
+      allowing(statements.reconciler, 'logs:FilterLogEvents').flatMap(resourcesOf),
+    );
+    expect(logGroups).toContain('DirectPublishToPhoneNumber');
+    expect(logGroups).toContain('DirectPublishToPhoneNumber/Failure');
+  });
+
+  it('separates the keys: only the api may GenerateDataKey on the field key, sender and reconciler Decrypt', () => {
+    // Prepare: the field key is the one every function gets as KMS_KEY_ID.
+    const fn = functionByDescription(template, DESCRIPTIONS.api);
+    const fieldKeyId = referencedId(
+      (fn.properties.Environment as { Variables: Record<string, unknown> }).Variables.KMS_KEY_ID,
+    );
+    const onFieldKey = (list: readonly Statement[]) =>
+      list.filter((s) => resourcesOf(s).some((r) => referencedId(r) === fieldKeyId));
+
+    // Act
+    const grants = Object.fromEntries(
+      Object.entries(statements).map(([name, list]) => [name, onFieldKey(list).flatMap(actionsOf).sort()]),
+    );
+
+    // Assess
+    expect(resources[fieldKeyId as string]?.Type).toBe('AWS::KMS::Key');
+    expect(grants).toEqual({
+      api: ['kms:GenerateDataKey'],
+      forwarder: [],
+      sender: ['kms:Decrypt'],
+      reconciler: ['kms:Decrypt'],
+    });
+    const context = Object.fromEntries(
+      Object.entries(KMS_ENCRYPTION_CONTEXT).map(([k, v]) => [`kms:EncryptionContext:${k}`, v]),
+    );
+    for (const list of Object.values(statements)) {
+      for (const statement of onFieldKey(list))
+        expect(statement.Condition).toEqual({ StringEquals: context });
+    }
+  });
+
+  it('scopes table item actions to the table and Query on indexes to named indexes', () => {
+    const tableId = Object.keys(template.findResources('AWS::DynamoDB::Table'))[0];
+    for (const [name, list] of Object.entries(statements)) {
+      for (const statement of list) {
+        if (!actionsOf(statement).some((a) => /^dynamodb:(GetItem|PutItem|UpdateItem|Query)$/.test(a)))
+          continue;
+        for (const resource of resourcesOf(statement)) {
+          const rendered = JSON.stringify(resource);
+          expect(rendered, name).toContain(tableId as string);
+          expect(rendered, name).toMatch(/"Arn"\]\}(,"\/index\/(by-event|due)")?/);
+        }
+      }
+    }
+  });
+});
+
+describe('least privilege per provider', () => {
+  it('twilio: sender and reconciler read the auth token secret; nobody publishes to SNS or reads logs', () => {
+    // Prepare
+    const secretArn = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:twilio-auth-token-AbCdEf';
+    const { template } = synthTemplate((stack) => ({
+      provider: {
+        kind: 'twilio',
+        accountSid: 'AC123',
+        from: '+15005550006',
+        authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Token', secretArn),
+      },
+    }));
+
+    // Act
+    const statements = statementsByFunction(template);
+
+    // Assess
+    for (const name of ['sender', 'reconciler'] as const) {
+      const reads = allowing(statements[name], 'secretsmanager:GetSecretValue');
+      expect(reads.flatMap(resourcesOf), name).toEqual([secretArn]);
+    }
+    for (const name of ['api', 'forwarder'] as const) {
+      expect(allowing(statements[name], 'secretsmanager:GetSecretValue'), name).toEqual([]);
+    }
+    for (const list of Object.values(statements)) {
+      expect(allActions(list)).not.toContain('sns:Publish');
+      expect(allActions(list)).not.toContain('logs:FilterLogEvents');
+    }
+    const env = (
+      functionByDescription(template, DESCRIPTIONS.sender).properties.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables;
+    expect(env).toMatchObject({
+      PROVIDER: 'twilio',
+      PROVIDER_ACCOUNT_SID: 'AC123',
+      PROVIDER_FROM: '+15005550006',
+      PROVIDER_BASE_URL: 'https://api.twilio.com',
+      PROVIDER_AUTH_TOKEN_SECRET_ARN: secretArn,
+    });
+  });
+
+  it('simulator: no provider permissions at all', () => {
+    const { template } = synthTemplate({
+      provider: { kind: 'simulator', baseUrl: 'https://sim.example.test' },
+    });
+    const statements = statementsByFunction(template);
+    for (const list of Object.values(statements)) {
+      const actions = allActions(list);
+      expect(actions).not.toContain('sns:Publish');
+      expect(actions).not.toContain('logs:FilterLogEvents');
+      expect(actions).not.toContain('secretsmanager:GetSecretValue');
+    }
+  });
+});

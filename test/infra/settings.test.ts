@@ -1,0 +1,119 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ResetNotifier } from '../../infra/reset-notifier.js';
+import type { ResetNotifierProps } from '../../infra/settings.js';
+import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
+import { loadConfig } from '../../shared/config.js';
+import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
+
+describe('function environment', () => {
+  let env: Record<string, unknown>;
+  beforeAll(() => {
+    const { template } = synthTemplate({
+      evidenceRetention: Duration.days(30),
+      maxExpiry: Duration.hours(12),
+      allowedDestinations: ['+1', '+44'],
+      provider: { kind: 'sns', senderId: 'ResetCode' },
+      timing: { providerTimeout: Duration.seconds(4), reconcileSettle: Duration.minutes(3) },
+    });
+    env = (
+      functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
+        Variables: Record<string, unknown>;
+      }
+    ).Variables;
+  }, SYNTH_TIMEOUT_MS);
+
+  it('is read by shared/config.ts as the props say (deploy-time values stubbed)', () => {
+    // Prepare: tokens (table name, queue URL, key ARN) are resolved by CloudFormation.
+    const literal = Object.fromEntries(
+      Object.entries(env).map(([name, value]) => [
+        name,
+        typeof value === 'string' ? value : `deploy-time:${name}`,
+      ]),
+    );
+
+    // Act
+    const config = loadConfig(literal);
+
+    // Assess
+    expect(config).toMatchObject({
+      provider: 'sns',
+      cipher: 'kms',
+      kmsKeyId: 'deploy-time:KMS_KEY_ID',
+      tableName: 'deploy-time:TABLE_NAME',
+      dispatchQueueUrl: 'deploy-time:DISPATCH_QUEUE_URL',
+      fingerprintKeyParameter: '/reset-notifier/fingerprint-key',
+      evidenceRetentionDays: 30,
+      maxExpiryHours: 12,
+    });
+    expect(config.policy).toMatchObject({ providerTimeoutMs: 4_000, reconcileSettleMs: 180_000 });
+  });
+
+  it('carries the SNS and destination settings the shared config does not know', () => {
+    expect(env).toMatchObject({ ALLOWED_DESTINATION_PREFIXES: '+1,+44', SNS_SENDER_ID: 'ResetCode' });
+    expect(env.SNS_DELIVERY_LOG_GROUPS).toBeDefined();
+  });
+});
+
+describe('props validation', () => {
+  const build = (props: ResetNotifierProps) => () =>
+    new ResetNotifier(new Stack(testApp(), 'S'), 'N', { code: stubCode(), ...props });
+
+  it.each<[string, ResetNotifierProps, RegExp]>([
+    ['fractional retention', { evidenceRetention: Duration.hours(36) }, /evidenceRetention/],
+    ['sub-minute schedule', { reconcileSchedule: Duration.seconds(30) }, /reconcileSchedule/],
+    ['destination that is not an E.164 prefix', { allowedDestinations: ['44'] }, /allowedDestinations/],
+    [
+      'provider timeout too long for the sender',
+      { timing: { providerTimeout: Duration.seconds(20) } },
+      /providerTimeout/,
+    ],
+    ['batch above the SQS maximum', { senderBatchSize: 11 }, /senderBatchSize/],
+    ['simulator without URL', { provider: { kind: 'simulator', baseUrl: 'sim' } }, /simulator/],
+  ])('rejects %s', (_name, props, message) => {
+    expect(build(props)).toThrow(message);
+  });
+
+  it('accepts the defaults', () => {
+    expect(build({})).not.toThrow();
+  });
+});
+
+describe('configuration from CDK context (cdk deploy -c ...)', () => {
+  const propsFrom = (context: Record<string, string>) => {
+    const stack = new Stack(testApp({ context }), 'S');
+    return notifierPropsFromContext(stack);
+  };
+
+  it('defaults to SNS with the construct defaults', () => {
+    expect(propsFrom({})).toEqual({ provider: { kind: 'sns' } });
+  });
+
+  it('reads twilio settings, retention, schedule and allowed destinations', () => {
+    // Act
+    const props = propsFrom({
+      [CONTEXT_KEYS.provider]: 'twilio',
+      [CONTEXT_KEYS.twilioAccountSid]: 'AC1',
+      [CONTEXT_KEYS.twilioFrom]: '+15005550006',
+      [CONTEXT_KEYS.twilioAuthTokenSecretArn]:
+        'arn:aws:secretsmanager:eu-west-1:111111111111:secret:tok-AbCdEf',
+      [CONTEXT_KEYS.evidenceRetentionDays]: '90',
+      [CONTEXT_KEYS.reconcileMinutes]: '2',
+      [CONTEXT_KEYS.allowedDestinations]: '+44, +33',
+    });
+
+    // Assess
+    expect(props.provider).toMatchObject({ kind: 'twilio', accountSid: 'AC1', from: '+15005550006' });
+    expect(props.provider?.kind === 'twilio' && props.provider.authTokenSecret.secretArn).toBe(
+      'arn:aws:secretsmanager:eu-west-1:111111111111:secret:tok-AbCdEf',
+    );
+    expect(props.evidenceRetention?.toDays()).toBe(90);
+    expect(props.reconcileSchedule?.toMinutes()).toBe(2);
+    expect(props.allowedDestinations).toEqual(['+44', '+33']);
+  });
+
+  it('names the missing context key', () => {
+    expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'twilio' })).toThrow(CONTEXT_KEYS.twilioAccountSid);
+    expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'pigeon' })).toThrow(/sns, twilio or simulator/);
+  });
+});
