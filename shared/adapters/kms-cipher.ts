@@ -139,27 +139,25 @@ export function createKmsCipher(options: KmsCipherOptions): Cipher {
     decrypted.delete(cacheKey);
     let pending = pendingDecrypts.get(cacheKey);
     if (pending === undefined) {
-      pending = client
-        .send(
+      pending = (async () => {
+        const out = await client.send(
           new DecryptCommand({
             KeyId: keyId,
             CiphertextBlob: encrypted,
             EncryptionContext: { ...KMS_ENCRYPTION_CONTEXT },
           }),
-        )
-        .then((out) => {
-          if (out.Plaintext?.byteLength !== KEY_BYTES)
-            throw new Error('KMS Decrypt returned no usable data key');
-          const plaintext = Buffer.from(out.Plaintext);
-          decrypted.set(cacheKey, { plaintext, cachedAt: clock.now() });
-          while (decrypted.size > MAX_CACHED_DECRYPTION_KEYS) {
-            const oldest = decrypted.keys().next().value;
-            if (oldest === undefined) break;
-            decrypted.delete(oldest);
-          }
-          return plaintext;
-        })
-        .finally(() => pendingDecrypts.delete(cacheKey));
+        );
+        if (out.Plaintext?.byteLength !== KEY_BYTES)
+          throw new Error('KMS Decrypt returned no usable data key');
+        const plaintext = Buffer.from(out.Plaintext);
+        decrypted.set(cacheKey, { plaintext, cachedAt: clock.now() });
+        while (decrypted.size > MAX_CACHED_DECRYPTION_KEYS) {
+          const oldest = decrypted.keys().next().value;
+          if (oldest === undefined) break;
+          decrypted.delete(oldest);
+        }
+        return plaintext;
+      })().finally(() => pendingDecrypts.delete(cacheKey));
       pendingDecrypts.set(cacheKey, pending);
     }
     return pending;

@@ -1,0 +1,104 @@
+import 'aws-sdk-client-mock-vitest/extend';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createSsmSecretLoader, decodeSecret } from '../../../shared/adapters/ssm-secret.js';
+import { ManualClock } from '../../../shared/domain/clock.js';
+import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
+
+const NAME = '/reset-notifier/fingerprint-key';
+const HEX_KEY = 'ab'.repeat(32);
+
+describe('SSM secret loader', () => {
+  const ssm = mockClient(SSMClient);
+  let clock: ManualClock;
+  beforeEach(() => {
+    ssm.reset();
+    clock = new ManualClock();
+  });
+  const loader = (ttlMs?: number) =>
+    createSsmSecretLoader({
+      client: new SSMClient({ region: 'eu-west-1' }),
+      name: NAME,
+      clock,
+      ...(ttlMs === undefined ? {} : { ttlMs }),
+    });
+
+  it('reads the SecureString with decryption and decodes it', async () => {
+    // Prepare
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Name: NAME, Value: HEX_KEY } });
+
+    // Act
+    const value = await loader()();
+
+    // Assess
+    expect(Buffer.from(value).toString('hex')).toBe(HEX_KEY);
+    expect(ssm).toHaveReceivedCommandWith(GetParameterCommand, { Name: NAME, WithDecryption: true });
+  });
+
+  it('caches per container for the TTL, then reads again', async () => {
+    // Prepare
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Value: HEX_KEY } });
+    const load = loader(60_000);
+
+    // Act
+    await Promise.all([load(), load(), load()]);
+    clock.advance(59_999);
+    await load();
+    const callsBeforeExpiry = ssm.commandCalls(GetParameterCommand).length;
+    clock.advance(1);
+    await load();
+
+    // Assess
+    expect(callsBeforeExpiry).toBe(1);
+    expect(ssm).toHaveReceivedCommandTimes(GetParameterCommand, 2);
+  });
+
+  it('keeps serving the last value when a refresh fails, and fails when there is none', async () => {
+    // Prepare
+    ssm
+      .on(GetParameterCommand)
+      .resolvesOnce({ Parameter: { Value: HEX_KEY } })
+      .rejects(new Error('ssm down'));
+    const load = loader(1_000);
+
+    // Act
+    const first = await load();
+    clock.advance(5_000);
+    const stale = await load();
+
+    // Assess
+    expect(stale).toEqual(first);
+    await expect(loader()()).rejects.toThrow('ssm down');
+  });
+
+  it('rejects a parameter without a value', async () => {
+    ssm.on(GetParameterCommand).resolves({ Parameter: { Name: NAME } });
+    await expect(loader()()).rejects.toBeInstanceOf(InvalidConfigurationError);
+  });
+});
+
+describe('decodeSecret', () => {
+  it.each([
+    ['bare hex', HEX_KEY, HEX_KEY],
+    ['hex: prefix', `hex:${HEX_KEY}`, HEX_KEY],
+    ['bare base64', Buffer.from(HEX_KEY, 'hex').toString('base64'), HEX_KEY],
+    [
+      'base64: prefix with whitespace',
+      ` base64:${Buffer.from(HEX_KEY, 'hex').toString('base64')}\n`,
+      HEX_KEY,
+    ],
+  ])('decodes %s', (_name, input, hex) => {
+    expect(Buffer.from(decodeSecret(input)).toString('hex')).toBe(hex);
+  });
+
+  it('names the source, never the value, when it cannot decode', () => {
+    expect(() => decodeSecret('hex:xyz', NAME)).toThrow(`${NAME} is not valid hex`);
+    expect(() => decodeSecret('not base64 at all!', NAME)).toThrow(NAME);
+    try {
+      decodeSecret('hex:zz-secret-zz', NAME);
+    } catch (error) {
+      expect(String(error)).not.toContain('secret-zz');
+    }
+  });
+});
