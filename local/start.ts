@@ -2,6 +2,7 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { parseArgs } from 'node:util';
+import { consoleOptionsFromEnv, createConsoleRoute } from './console/route.js';
 import { JavaMissingError } from './dynamodb-local.js';
 import { startLocalStack } from './stack.js';
 
@@ -14,6 +15,7 @@ try {
     // Fixed ports so the operator CLI and curl find the emulators without configuration.
     dynamodbPort: Number(process.env.DYNAMODB_PORT ?? 8000),
     sqsPort: Number(process.env.SQS_PORT ?? 4566),
+    routes: [createConsoleRoute(consoleOptionsFromEnv(process.env))],
   });
   process.stdout.write(
     [
