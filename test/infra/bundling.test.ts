@@ -61,6 +61,8 @@ describe('bundling with the local esbuild (the one test that bundles for real)',
       expect(existsSync(`${bundle}.map`), 'source map').toBe(true);
       const code = readFileSync(bundle, 'utf8');
       expect(code.startsWith("import{createRequire as __cr}from'node:module';"), 'ESM banner').toBe(true);
+      // Minified: thousands of characters per line (unminified code has dozens).
+      expect(code.length / code.split('\n').length, 'minified').toBeGreaterThan(1_000);
       expect(code, 'exports handler').toMatch(
         /export\s*\{[^}]*\bas handler\b[^}]*\}|export\s*\{[^}]*\bhandler\b/,
       );
