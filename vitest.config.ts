@@ -6,13 +6,17 @@ export default defineConfig({
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
           testTimeout: 60_000,
+          // Unit tests first, then the integration suite with its emulators.
+          sequence: { groupOrder: 0 },
         },
       },
       {
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
@@ -21,6 +25,7 @@ export default defineConfig({
           hookTimeout: 120_000,
           // Every file gets its own table and queue; two workers suit this 2-core machine.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
