@@ -10,5 +10,6 @@ export const handler = createApiHandler({
   policy: runtime.config.policy,
   providerName: runtime.provider.name,
   maxExpiryMs: runtime.config.maxExpiryHours * 3_600_000,
+  allowedDestinationPrefixes: runtime.config.allowedDestinationPrefixes,
   logError: (error) => runtime.logger.error('unhandled error', error as Error),
 });

@@ -158,6 +158,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       policy: config.policy,
       providerName: runtime.provider.name,
       maxExpiryMs: config.maxExpiryHours * 3_600_000,
+      allowedDestinationPrefixes: config.allowedDestinationPrefixes,
       logError: (error) => logger.error('unhandled error', error as Error),
     });
     const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });

@@ -2,12 +2,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoNotificationStore } from './adapters/dynamodb/store.js';
 import { createKmsCipher } from './adapters/kms-cipher.js';
 import { createLocalCipher, parseKey } from './adapters/local-cipher.js';
+import { readSecretString } from './adapters/secrets-manager-secret.js';
 import { createSqsDispatchQueue } from './adapters/sqs/dispatch-queue.js';
 import { createSsmSecretLoader } from './adapters/ssm-secret.js';
 import type { ServiceConfig } from './config.js';
@@ -17,7 +19,7 @@ import type { SmsProvider } from './domain/provider.js';
 import type { Cipher } from './ports/cipher.js';
 import type { DispatchQueue } from './ports/queue.js';
 import type { NotificationStore } from './ports/store.js';
-import { createSnsProvider } from './providers/sns/index.js';
+import { createSnsProvider, SNS_CLIENT_CONFIG } from './providers/sns/index.js';
 import { createTwilioProvider } from './providers/twilio/index.js';
 
 /** Everything a handler needs, built once per container from configuration. */
@@ -65,20 +67,32 @@ function cipherFor(config: ServiceConfig, clock: Clock): Cipher {
   return createLocalCipher(parseKey(config.localDataKey));
 }
 
-function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerprinter): SmsProvider {
+async function providerFor(
+  config: ServiceConfig,
+  clock: Clock,
+  fingerprinter: Fingerprinter,
+): Promise<SmsProvider> {
   if (config.provider === 'sns') {
     return createSnsProvider({
-      sns: new SNSClient({ region: config.region }),
+      // No SDK retries: a retry after a lost response could send a second SMS.
+      sns: new SNSClient({ region: config.region, ...SNS_CLIENT_CONFIG }),
       logs: new CloudWatchLogsClient({ region: config.region }),
-      deliveryLogGroups: (process.env.SNS_DELIVERY_LOG_GROUPS ?? '').split(',').filter(Boolean),
-      fingerprint: (e164) => fingerprinter.destination(e164),
+      deliveryLogGroups: [...config.snsDeliveryLogGroups],
+      fingerprint: (e164: string) => fingerprinter.destination(e164),
       clock,
+      ...(config.snsSenderId ? { senderId: config.snsSenderId } : {}),
     });
   }
+  const authToken = config.providerAuthTokenSecretArn
+    ? await readSecretString(
+        new SecretsManagerClient({ region: config.region }),
+        config.providerAuthTokenSecretArn,
+      )
+    : config.providerAuthToken;
   return createTwilioProvider({
     baseUrl: config.providerBaseUrl,
     accountSid: config.providerAccountSid,
-    authToken: config.providerAuthToken,
+    authToken,
     from: config.providerFrom,
     name: config.provider,
     lookupTimeoutMs: config.providerLookupTimeoutMs,
@@ -114,6 +128,6 @@ export async function createServiceRuntime(
     ),
     cipher: cipherFor(config, clock),
     fingerprinter,
-    provider: providerFor(config, clock, fingerprinter),
+    provider: await providerFor(config, clock, fingerprinter),
   };
 }

@@ -16,6 +16,12 @@ export interface ServiceConfig {
   readonly providerBaseUrl: string;
   readonly providerAccountSid: string;
   readonly providerAuthToken: string;
+  /** In AWS the Twilio auth token lives in Secrets Manager; read once per container. */
+  readonly providerAuthTokenSecretArn?: string;
+  readonly snsSenderId?: string;
+  readonly snsDeliveryLogGroups: readonly string[];
+  /** E.164 prefixes the API accepts (empty = any valid number). */
+  readonly allowedDestinationPrefixes: readonly string[];
   readonly providerFrom: string;
   /** Where the provider posts delivery receipts (Twilio StatusCallback base); simulator default when unset. */
   readonly providerStatusCallbackBase?: string;
@@ -55,6 +61,13 @@ function opt<K extends string>(key: K, value: string | undefined): { [P in K]?: 
   return (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: string };
 }
 
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
 /** Reads the service configuration; throws with the variable's name when one is malformed. */
 export function loadConfig(env: Env = process.env): ServiceConfig {
   const seconds = (name: string, fallbackMs: number) => num(env, name, fallbackMs / 1000) * 1000;
@@ -69,6 +82,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
     providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
     providerFrom: env.PROVIDER_FROM ?? '+15005550006',
+    ...opt('providerAuthTokenSecretArn', env.PROVIDER_AUTH_TOKEN_SECRET_ARN),
+    ...opt('snsSenderId', env.SNS_SENDER_ID),
+    snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),
+    allowedDestinationPrefixes: list(env.ALLOWED_DESTINATION_PREFIXES),
     ...opt('providerStatusCallbackBase', env.PROVIDER_STATUS_CALLBACK_BASE),
     providerLookupTimeoutMs: num(env, 'PROVIDER_LOOKUP_TIMEOUT_MS', num(env, 'PROVIDER_TIMEOUT_MS', 3000)),
     cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),

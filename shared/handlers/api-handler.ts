@@ -16,6 +16,8 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export interface ApiDeps extends AdmissionDeps {
   readonly store: NotificationStore;
   readonly maxExpiryMs: number;
+  /** E.164 prefixes accepted as destinations; empty or absent = any valid number. */
+  readonly allowedDestinationPrefixes?: readonly string[];
   /** Receives unexpected errors (never request bodies). */
   readonly logError: (error: unknown) => void;
 }
@@ -94,6 +96,12 @@ async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): P
   if (expiresAt > now + deps.maxExpiryMs) {
     return problem(422, 'validation_failed', 'the request has invalid fields', [
       { path: 'expires_at', message: `must be at most ${deps.maxExpiryMs / 3_600_000} h ahead` },
+    ]);
+  }
+  const allowed = deps.allowedDestinationPrefixes ?? [];
+  if (allowed.length > 0 && !allowed.some((prefix) => input.destination.phone.startsWith(prefix))) {
+    return problem(422, 'validation_failed', 'the request has invalid fields', [
+      { path: 'destination.phone', message: 'is not an allowed destination' },
     ]);
   }
   const request: NotificationRequest = {

@@ -103,3 +103,35 @@ describe('sender handler batches', () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm2' }]);
   });
 });
+
+describe('allowed destinations', () => {
+  it('rejects a valid number outside the allowed prefixes with 422 before any storage call', async () => {
+    // Prepare: a store that would fail if touched.
+    const handler = createApiHandler({
+      store: brokenStore,
+      cipher: createLocalCipher(Buffer.alloc(32, 1)),
+      fingerprinter: createFingerprinter(Buffer.alloc(32, 2)),
+      clock: new ManualClock(Date.UTC(2026, 10, 29, 12)),
+      policy: DEFAULT_POLICY,
+      providerName: 'simulator',
+      maxExpiryMs: 24 * 3_600_000,
+      allowedDestinationPrefixes: ['+44'],
+      logError: () => undefined,
+    });
+    const body = JSON.stringify({
+      event_id: 'evt-1',
+      channel: 'sms',
+      template: 'password_reset',
+      destination: { phone: '+14155550123' },
+      expires_at: '2026-11-29T12:10:00Z',
+      params: { code: '483920' },
+    });
+    // Act
+    const response = await handler(anEvent('POST', '/v1/notifications', body), context);
+    // Assess
+    expect(response.statusCode).toBe(422);
+    expect(JSON.parse(String(response.body)).errors).toEqual([
+      { path: 'destination.phone', message: 'is not an allowed destination' },
+    ]);
+  });
+});
