@@ -101,6 +101,26 @@ async function providerFor(
   });
 }
 
+/**
+ * A provider built on first use: only the sender and the reconciler ever call it, so only they
+ * need (and are granted) the provider's secrets; the API and the forwarder never load them.
+ */
+function lazyProvider(name: string, build: () => Promise<SmsProvider>): SmsProvider {
+  let built: Promise<SmsProvider> | undefined;
+  const get = () => {
+    built ??= build().catch((error: unknown) => {
+      built = undefined; // a failed secret read is retried by the next message
+      throw error;
+    });
+    return built;
+  };
+  return {
+    name,
+    send: async (command) => (await get()).send(command),
+    lookup: async (ref) => (await get()).lookup(ref),
+  };
+}
+
 /** Builds the runtime from configuration (module scope in each Lambda entry point). */
 export async function createServiceRuntime(
   config: ServiceConfig,
@@ -128,6 +148,6 @@ export async function createServiceRuntime(
     ),
     cipher: cipherFor(config, clock),
     fingerprinter,
-    provider: await providerFor(config, clock, fingerprinter),
+    provider: lazyProvider(config.provider, () => providerFor(config, clock, fingerprinter)),
   };
 }
