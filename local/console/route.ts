@@ -132,7 +132,7 @@ export function createConsoleRoute(options: ConsoleRouteOptions): LocalRoute {
             res,
             404,
             'application/json',
-            JSON.stringify({ code: 'not_found', message: 'no such console page' }),
+            JSON.stringify({ code: 'console_page_not_found', message: 'no such console page' }),
           );
           return true;
       }
