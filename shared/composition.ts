@@ -114,10 +114,19 @@ function lazyProvider(name: string, build: () => Promise<SmsProvider>): SmsProvi
     });
     return built;
   };
+  // If the provider cannot be built (e.g. its secret is unreadable), nothing was sent: say so.
   return {
     name,
-    send: async (command) => (await get()).send(command),
-    lookup: async (ref) => (await get()).lookup(ref),
+    async send(command) {
+      const provider = await get().catch(() => undefined);
+      return provider
+        ? provider.send(command)
+        : { kind: 'not_sent_retryable', detail: 'provider_unavailable' };
+    },
+    async lookup(ref) {
+      const provider = await get().catch(() => undefined);
+      return provider ? provider.lookup(ref) : { kind: 'inconclusive', detail: 'provider_unavailable' };
+    },
   };
 }
 
