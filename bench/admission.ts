@@ -1,0 +1,472 @@
+/**
+ * Section 1: admission at the DynamoDB limit. Three variants run round-robin in the same loop,
+ * against one DynamoDB Local, each with its own client and table of the service's schema:
+ *
+ * (a) the limit: a bare conditional PutItem of a real admitted command item (same size, same GSIs);
+ * (b) our API handler in-process, fed API Gateway v2 events (validation, fingerprint, AES-GCM seal,
+ *     one conditional PutItem with ALL_OLD on failure);
+ * (c) the same handler with a plain PutItem, wrapped in Powertools `makeIdempotent`.
+ *
+ * Then, untimed, one fresh and one duplicate admission per variant with capacity recording.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type AttributeValue,
+  type ConsumedCapacity,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { localContext } from '../local/runtime/lambda-context.js';
+import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
+import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
+import { systemClock } from '../shared/domain/clock.js';
+import { createFingerprinter } from '../shared/domain/fingerprint.js';
+import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
+import { DEFAULT_POLICY } from '../shared/domain/policy.js';
+import { createApiHandler } from '../shared/handlers/api-handler.js';
+import { CapacityRecorder, totals } from './capacity-model.js';
+import { createPowertoolsApiHandler, ensureIdempotencyTable } from './powertools-admission.js';
+import { fmt, type LatencySummary, median, nowMs, ratio, rotate, runPool, summarize } from './stats.js';
+import {
+  apiEvent,
+  benchKeys,
+  freshServiceTable,
+  localDynamo,
+  progress,
+  requestBody,
+  type SectionResult,
+  type TargetResult,
+} from './support.js';
+
+/** Options of {@link runAdmission}. */
+export interface AdmissionOptions {
+  readonly endpoint: string;
+  /** Fewer rounds, for a smoke run. */
+  readonly quick: boolean;
+}
+
+type VariantId = 'a' | 'b' | 'c';
+const LABELS: Record<VariantId, string> = {
+  a: '(a) bare conditional PutItem',
+  b: '(b) our API handler',
+  c: '(c) Powertools makeIdempotent',
+};
+
+/** A prepared operation: built outside the timed region, run inside it. */
+type Prepared = () => Promise<void>;
+
+interface Variant {
+  readonly id: VariantId;
+  /** Builds the next operation's input (not timed) and returns the timed call. */
+  prepare(): Prepared;
+}
+
+const RETENTION_DAYS = 400;
+const CONCURRENCY = 16;
+
+function expectStatus(result: APIGatewayProxyStructuredResultV2, status: number, variant: string): void {
+  if (result.statusCode !== status) {
+    throw new Error(
+      `${variant}: expected ${status}, got ${result.statusCode} ${String(result.body).slice(0, 200)}`,
+    );
+  }
+}
+
+/** Everything the three variants need, built once. */
+async function setUp(endpoint: string) {
+  const keys = benchKeys();
+  const cipher = createLocalCipher(parseKey(keys.dataKey));
+  const fingerprinter = createFingerprinter(parseKey(keys.fingerprintKey));
+  const common = {
+    cipher,
+    fingerprinter,
+    clock: systemClock,
+    policy: DEFAULT_POLICY,
+    providerName: 'simulator',
+    maxExpiryMs: 24 * 3_600_000,
+    logError: (error: unknown) => progress(`handler error: ${(error as Error).message}`),
+  };
+  const admin = localDynamo(endpoint);
+  const [tableA, tableB, tableC] = [
+    await freshServiceTable(admin, 'bench-adm-a'),
+    await freshServiceTable(admin, 'bench-adm-b'),
+    await freshServiceTable(admin, 'bench-adm-c'),
+  ];
+  const idempotencyTable = `bench-idem-${randomUUID().slice(0, 8)}`;
+  await ensureIdempotencyTable(admin, idempotencyTable);
+  return { keys, common, admin, tableA, tableB, tableC, idempotencyTable };
+}
+
+type Setup = Awaited<ReturnType<typeof setUp>>;
+
+function handlerB(
+  setup: Setup,
+  client: DynamoDBClient,
+  onCapacity?: (op: string, c: readonly ConsumedCapacity[]) => void,
+) {
+  const store = new DynamoNotificationStore({
+    client,
+    tableName: setup.tableB,
+    evidenceRetentionDays: RETENTION_DAYS,
+    ...(onCapacity ? { onCapacity } : {}),
+  });
+  return createApiHandler({ ...setup.common, store });
+}
+
+function handlerC(setup: Setup, client: DynamoDBClient) {
+  return createPowertoolsApiHandler({
+    ...setup.common,
+    client,
+    commandTable: setup.tableC,
+    idempotencyTable: setup.idempotencyTable,
+    retentionDays: RETENTION_DAYS,
+  });
+}
+
+/** A real command item as (b) stored it: the template for (a)'s bare put. */
+async function templateItem(setup: Setup): Promise<Record<string, AttributeValue>> {
+  const body = requestBody();
+  const handler = handlerB(setup, setup.admin);
+  expectStatus(
+    await handler(apiEvent('POST', '/v1/notifications', JSON.stringify(body)), localContext('api')),
+    202,
+    'template',
+  );
+  const key = deriveIdempotencyKey(String(body.event_id), 'sms', 'password_reset');
+  const out = await setup.admin.send(
+    new GetItemCommand({
+      TableName: setup.tableB,
+      Key: { pk: { S: key }, sk: { S: 'CMD' } },
+      ConsistentRead: true,
+    }),
+  );
+  if (!out.Item) throw new Error('template item not found');
+  return out.Item;
+}
+
+/** Builds the three variants, each with its own client (own sockets), on its own table. */
+function buildVariants(endpoint: string, setup: Setup, template: Record<string, AttributeValue>): Variant[] {
+  const clientA = localDynamo(endpoint);
+  const b = handlerB(setup, localDynamo(endpoint));
+  const c = handlerC(setup, localDynamo(endpoint));
+  const post =
+    (
+      handler: (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>,
+      id: string,
+    ) =>
+    (): Prepared => {
+      const event = apiEvent('POST', '/v1/notifications', JSON.stringify(requestBody()));
+      const context = localContext('api');
+      return async () => expectStatus(await handler(event, context), 202, id);
+    };
+  return [
+    {
+      id: 'a',
+      prepare() {
+        // A fresh key and event id of the same length as ours: same item size, same index fan-out.
+        const eventId = `evt-${randomUUID()}`;
+        const item = {
+          ...template,
+          pk: { S: deriveIdempotencyKey(eventId, 'sms', 'password_reset') },
+          gsi_event_id: { S: eventId },
+          event_id: { S: eventId },
+        };
+        const command = new PutItemCommand({
+          TableName: setup.tableA,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': 'pk' },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        });
+        return async () => {
+          await clientA.send(command);
+        };
+      },
+    },
+    { id: 'b', prepare: post(b, 'b') },
+    { id: 'c', prepare: post(c, 'c') },
+  ];
+}
+
+interface ModeResult {
+  readonly latency: Record<VariantId, LatencySummary>;
+  readonly opsPerSecond: Record<VariantId, number>;
+  /** Per-round (sequential) or per-burst (concurrent) ratios of p50s, then their median. */
+  readonly pairedRatios: { readonly bOverA: number; readonly cOverB: number };
+}
+
+async function sequential(list: readonly Variant[], rounds: number): Promise<ModeResult> {
+  const samples: Record<VariantId, number[]> = { a: [], b: [], c: [] };
+  const perRound: Array<Record<VariantId, number>> = [];
+  for (let r = 0; r < rounds; r++) {
+    const round = { a: 0, b: 0, c: 0 };
+    for (const v of rotate(list, r)) {
+      const op = v.prepare();
+      const start = nowMs();
+      await op();
+      const ms = nowMs() - start;
+      samples[v.id].push(ms);
+      round[v.id] = ms;
+    }
+    perRound.push(round);
+  }
+  const ops = (id: VariantId) => (samples[id].length / samples[id].reduce((n, x) => n + x, 0)) * 1000;
+  return {
+    latency: { a: summarize(samples.a), b: summarize(samples.b), c: summarize(samples.c) },
+    opsPerSecond: { a: ops('a'), b: ops('b'), c: ops('c') },
+    pairedRatios: {
+      bOverA: median(perRound.map((x) => x.b / x.a)),
+      cOverB: median(perRound.map((x) => x.c / x.b)),
+    },
+  };
+}
+
+async function concurrent(list: readonly Variant[], bursts: number, burstSize: number): Promise<ModeResult> {
+  const samples: Record<VariantId, number[]> = { a: [], b: [], c: [] };
+  const rates: Record<VariantId, number[]> = { a: [], b: [], c: [] };
+  const perBurst: Array<Record<VariantId, number>> = [];
+  for (let r = 0; r < bursts; r++) {
+    const p50s = { a: 0, b: 0, c: 0 };
+    for (const v of rotate(list, r)) {
+      const ops = Array.from({ length: burstSize }, () => v.prepare());
+      const latencies: number[] = [];
+      const start = nowMs();
+      await runPool(burstSize, CONCURRENCY, async (i) => {
+        const t = nowMs();
+        await (ops[i] as Prepared)();
+        latencies.push(nowMs() - t);
+      });
+      rates[v.id].push((burstSize / (nowMs() - start)) * 1000);
+      samples[v.id].push(...latencies);
+      p50s[v.id] = median(latencies);
+    }
+    perBurst.push(p50s);
+  }
+  return {
+    latency: { a: summarize(samples.a), b: summarize(samples.b), c: summarize(samples.c) },
+    opsPerSecond: { a: median(rates.a), b: median(rates.b), c: median(rates.c) },
+    pairedRatios: {
+      bOverA: median(perBurst.map((x) => x.b / x.a)),
+      cOverB: median(perBurst.map((x) => x.c / x.b)),
+    },
+  };
+}
+
+interface CapacityRow {
+  readonly variant: VariantId;
+  readonly kind: 'fresh' | 'duplicate';
+  readonly status: number;
+  readonly requests: Record<string, number>;
+  readonly failedConditional: number;
+  readonly reported: number | undefined;
+  readonly modelWcu: number;
+  readonly modelRcu: number;
+  readonly onCapacityCalls?: number;
+  readonly details: readonly string[];
+}
+
+/** One fresh and one duplicate admission per variant, every DynamoDB request recorded. */
+async function capacityPerAdmission(
+  endpoint: string,
+  setup: Setup,
+  template: Record<string, AttributeValue>,
+): Promise<CapacityRow[]> {
+  const recorder = new CapacityRecorder(setup.admin);
+  const rows: CapacityRow[] = [];
+  const summarizeRows = (variant: VariantId, kind: 'fresh' | 'duplicate', status: number, extra = {}) => {
+    const entries = recorder.entries.filter((e) => e.phase === `${variant}-${kind}`);
+    const t = totals(entries);
+    const reported = entries.some((e) => e.reported !== undefined) ? t.reported : undefined;
+    rows.push({
+      variant,
+      kind,
+      status,
+      requests: t.byOperation,
+      failedConditional: entries.filter((e) => e.failed === 'ConditionalCheckFailedException').length,
+      reported,
+      modelWcu: t.modelWcu,
+      modelRcu: t.modelRcu,
+      details: entries.map((e) => `${e.operation}${e.failed ? ` (${e.failed})` : ''}: ${e.detail}`),
+      ...extra,
+    });
+  };
+
+  // (a) the bare put, twice with the same key: the second fails its condition.
+  const clientA = localDynamo(endpoint);
+  recorder.attach(clientA, { inject: true });
+  const eventId = `evt-${randomUUID()}`;
+  const put = () =>
+    clientA.send(
+      new PutItemCommand({
+        TableName: setup.tableA,
+        Item: {
+          ...template,
+          pk: { S: deriveIdempotencyKey(eventId, 'sms', 'password_reset') },
+          gsi_event_id: { S: eventId },
+        },
+        ConditionExpression: 'attribute_not_exists(#pk)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+  recorder.phase = 'a-fresh';
+  await put();
+  summarizeRows('a', 'fresh', 200);
+  recorder.phase = 'a-duplicate';
+  await put().catch(() => undefined);
+  summarizeRows('a', 'duplicate', 400);
+
+  // (b) our handler with the store's onCapacity listener (the figure the service itself can log).
+  const clientB = localDynamo(endpoint);
+  recorder.attach(clientB);
+  const calls: Array<{ op: string; units: number }> = [];
+  const b = handlerB(setup, clientB, (op, capacity) =>
+    calls.push({ op, units: capacity.reduce((n, c) => n + (c.CapacityUnits ?? 0), 0) }),
+  );
+  const body = JSON.stringify(requestBody());
+  for (const kind of ['fresh', 'duplicate'] as const) {
+    recorder.phase = `b-${kind}`;
+    calls.length = 0;
+    const result = await b(apiEvent('POST', '/v1/notifications', body), localContext('api'));
+    expectStatus(result, kind === 'fresh' ? 202 : 200, `b-${kind}`);
+    summarizeRows('b', kind, result.statusCode ?? 0, { onCapacityCalls: calls.length });
+  }
+
+  // (c) Powertools: capacity is requested on its behalf by the recorder.
+  const clientC = localDynamo(endpoint);
+  recorder.attach(clientC, { inject: true });
+  const c = handlerC(setup, clientC);
+  const bodyC = JSON.stringify(requestBody());
+  for (const kind of ['fresh', 'duplicate'] as const) {
+    recorder.phase = `c-${kind}`;
+    const result = await c(apiEvent('POST', '/v1/notifications', bodyC), localContext('api'));
+    summarizeRows('c', kind, result.statusCode ?? 0);
+  }
+  return rows;
+}
+
+/** Runs section 1 and returns its tables, targets and raw data. */
+export async function runAdmission(options: AdmissionOptions): Promise<SectionResult> {
+  const setup = await setUp(options.endpoint);
+  const template = await templateItem(setup);
+  const list = buildVariants(options.endpoint, setup, template);
+  const seqRounds = options.quick ? 60 : 1000;
+  const bursts = options.quick ? 4 : 24;
+  const burstSize = 128;
+
+  progress('admission: warm-up');
+  await sequential(list, options.quick ? 20 : 150);
+  await concurrent(list, 2, burstSize);
+  progress(`admission: sequential, ${seqRounds} rounds x 3 variants`);
+  const seq = await sequential(list, seqRounds);
+  progress(`admission: concurrency ${CONCURRENCY}, ${bursts} bursts of ${burstSize} x 3 variants`);
+  const conc = await concurrent(list, bursts, burstSize);
+  progress('admission: capacity of fresh and duplicate admissions');
+  const capacity = await capacityPerAdmission(options.endpoint, setup, template);
+
+  const modes = [
+    ['sequential', seq],
+    [`concurrency ${CONCURRENCY}`, conc],
+  ] as const;
+  const latencyRows = modes.flatMap(([mode, m]) =>
+    (['a', 'b', 'c'] as const).map((id) => [
+      LABELS[id],
+      mode,
+      fmt(m.latency[id].p50),
+      fmt(m.latency[id].p99),
+      fmt(m.opsPerSecond[id], 0),
+      String(m.latency[id].n),
+    ]),
+  );
+  const ratioRows = modes.flatMap(([mode, m]) => [
+    [
+      '(b)/(a) p50',
+      mode,
+      fmt(ratio(m.latency.b.p50, m.latency.a.p50), 3),
+      fmt(m.pairedRatios.bOverA, 3),
+      '<= 1.25',
+    ],
+    [
+      '(c)/(b) p50',
+      mode,
+      fmt(ratio(m.latency.c.p50, m.latency.b.p50), 3),
+      fmt(m.pairedRatios.cOverB, 3),
+      '>= 2.0',
+    ],
+  ]);
+  const capacityRows = capacity.map((row) => [
+    LABELS[row.variant],
+    row.kind,
+    String(row.status),
+    Object.entries(row.requests)
+      .map(([op, n]) => `${op} x${n}`)
+      .join(', '),
+    row.reported === undefined ? 'none returned' : fmt(row.reported, 1),
+    row.variant === 'b' ? String(row.onCapacityCalls ?? 0) : '-',
+    fmt(row.modelWcu, 1),
+    fmt(row.modelRcu, 1),
+  ]);
+
+  const targets: TargetResult[] = modes.flatMap(([mode, m]) => {
+    const ba = ratio(m.latency.b.p50, m.latency.a.p50);
+    const cb = ratio(m.latency.c.p50, m.latency.b.p50);
+    return [
+      { name: `admission (b)/(a) p50, ${mode}`, target: '<= 1.25', measured: fmt(ba, 3), met: ba <= 1.25 },
+      { name: `admission (c)/(b) p50, ${mode}`, target: '>= 2.0', measured: fmt(cb, 3), met: cb >= 2.0 },
+    ];
+  });
+  const dup = capacity.find((r) => r.variant === 'b' && r.kind === 'duplicate');
+  if (dup) {
+    const writes =
+      (dup.requests.PutItem ?? 0) + (dup.requests.UpdateItem ?? 0) + (dup.requests.TransactWriteItems ?? 0);
+    const reads = (dup.requests.GetItem ?? 0) + (dup.requests.Query ?? 0);
+    targets.push({
+      name: 'duplicate admission (b): requests',
+      target: '1 write, 0 reads',
+      measured: `${writes} write (${dup.failedConditional} failed conditional), ${reads} reads; model ${dup.modelWcu} WCU / ${dup.modelRcu} RCU`,
+      met: writes === 1 && reads === 0 && dup.modelRcu === 0,
+    });
+  }
+
+  return {
+    title: '1. Admission at the DynamoDB limit',
+    tables: [
+      {
+        caption: 'Latency (ms) and throughput, in-process, one DynamoDB Local',
+        headers: ['variant', 'mode', 'p50', 'p99', 'ops/s', 'n'],
+        rows: latencyRows,
+      },
+      {
+        caption:
+          'Ratios: of pooled p50s, and the median of per-round (sequential) or per-burst (concurrent) p50 ratios',
+        headers: ['ratio', 'mode', 'pooled p50', 'paired median', 'target'],
+        rows: ratioRows,
+      },
+      {
+        caption:
+          'DynamoDB requests and capacity per admission (reported = DynamoDB Local ConsumedCapacity; model = AWS billing rules)',
+        headers: [
+          'variant',
+          'admission',
+          'HTTP',
+          'requests',
+          'reported CU',
+          'onCapacity calls',
+          'model WCU',
+          'model RCU',
+        ],
+        rows: capacityRows,
+      },
+    ],
+    notes: [
+      `Rounds interleave the variants round-robin (rotated start each round). Sequential: ${seqRounds} rounds; concurrency ${CONCURRENCY}: ${bursts} bursts of ${burstSize} operations per variant; ops/s is sequential count/time, or the median burst rate.`,
+      '(a) puts a real command item written by (b) (same size, same table schema and GSIs) with a fresh key; (c) is the same handler with a plain PutItem, wrapped in makeIdempotent (DynamoDBPersistenceLayer on a second table, key = event_id/channel/template, payload validation on).',
+      'A ConditionalCheckFailedException carries no ConsumedCapacity (DynamoDB Local, and the AWS error shape has only message and Item), so the store reports nothing for a duplicate; the duplicate figure is the request count plus the AWS rule that a failed conditional write bills the larger of the old and new item, with no index writes.',
+    ],
+    targets,
+    data: { seq, conc, capacity, rounds: { seqRounds, bursts, burstSize, concurrency: CONCURRENCY } },
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * `npm run bench [-- --only admission,capacity,cold-start,reconciler,e2e] [-- --quick]`
+ *
+ * Runs the benchmark sections (issue 6), prints one table per section and a target summary, and
+ * writes the figures to `bench/results/<timestamp>.json` and `bench/results/latest.json` (plus a
+ * Markdown rendering, `latest.md`, for docs/performance.md). Progress goes to stderr.
+ *
+ * A benchmark is a script that prints figures, not a test: it exits 0 when a target is missed,
+ * and non-zero only when something broke.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { renderMarkdownTable, renderTable } from './stats.js';
+import { load1, machineInfo, progress, type SectionResult } from './support.js';
+
+const SECTIONS = ['admission', 'capacity', 'cold-start', 'reconciler', 'e2e'] as const;
+type SectionName = (typeof SECTIONS)[number];
+
+const resultsDir = join(dirname(fileURLToPath(import.meta.url)), 'results');
+
+function parseOptions() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+    },
+    allowPositionals: false,
+  });
+  const only = values.only ? values.only.split(',').map((s) => s.trim()) : [...SECTIONS];
+  for (const name of only) {
+    if (!(SECTIONS as readonly string[]).includes(name)) {
+      throw new Error(`unknown section "${name}"; sections: ${SECTIONS.join(', ')}`);
+    }
+  }
+  return { only: only as SectionName[], quick: values.quick ?? false };
+}
+
+function renderSection(section: SectionResult, markdown: boolean): string {
+  const out: string[] = [markdown ? `### ${section.title}` : `== ${section.title} ==`];
+  for (const table of section.tables) {
+    if (table.caption) out.push(markdown ? `\n${table.caption}:\n` : `\n${table.caption}`);
+    out.push(
+      markdown ? renderMarkdownTable(table.headers, table.rows) : renderTable(table.headers, table.rows),
+    );
+  }
+  if (section.notes.length) {
+    out.push('');
+    for (const note of section.notes) out.push(markdown ? `- ${note}` : `* ${note}`);
+  }
+  return out.join('\n');
+}
+
+function targetTable(sections: readonly SectionResult[]) {
+  const rows = sections.flatMap((s) =>
+    s.targets.map((t) => [t.name, t.target, t.measured, t.met ? 'met' : 'MISSED']),
+  );
+  return { headers: ['target', 'wanted', 'measured', 'result'], rows };
+}
+
+async function main(): Promise<void> {
+  // The SDK warns once per client that Node 20 support ends in 2027; Lambda runs Node 22.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const options = parseOptions();
+  const startedAt = new Date();
+  const machine = machineInfo();
+  progress(`sections: ${options.only.join(', ')}${options.quick ? ' (quick)' : ''}`);
+
+  const needsDynamo = options.only.some((s) => s !== 'cold-start');
+  const { startDynamoDbLocal } = await import('../local/dynamodb-local.js');
+  const ddb = needsDynamo ? await startDynamoDbLocal() : undefined;
+  // Ctrl-C must not leave a Java process behind.
+  const onSignal = (signal: NodeJS.Signals) => {
+    progress(`${signal}: stopping DynamoDB Local`);
+    void (ddb?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const sections: SectionResult[] = [];
+  const loads: Record<string, { before: number; after: number }> = {};
+  try {
+    for (const name of options.only) {
+      const before = load1();
+      progress(`section ${name}: start`);
+      const endpoint = ddb?.endpoint ?? '';
+      let result: SectionResult;
+      switch (name) {
+        case 'admission':
+          result = await (await import('./admission.js')).runAdmission({ endpoint, quick: options.quick });
+          break;
+        case 'capacity':
+          result = await (await import('./capacity.js')).runCapacity({ endpoint, quick: options.quick });
+          break;
+        case 'cold-start':
+          result = await (await import('./cold-start.js')).runColdStart({ quick: options.quick });
+          break;
+        case 'reconciler':
+          result = await (await import('./reconciler-scaling.js')).runReconcilerScaling({
+            endpoint,
+            quick: options.quick,
+          });
+          break;
+        case 'e2e':
+          result = await (await import('./e2e.js')).runE2e({ endpoint, quick: options.quick });
+          break;
+      }
+      sections.push(result);
+      loads[name] = { before, after: load1() };
+      progress(`section ${name}: done`);
+      process.stdout.write(`\n${renderSection(result, false)}\n`);
+    }
+  } finally {
+    await ddb?.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  const summary = targetTable(sections);
+  process.stdout.write(`\n== Targets ==\n${renderTable(summary.headers, summary.rows)}\n`);
+  const machineLine = `${machine.cpuModel}, ${machine.nproc} vCPU, ${machine.memTotalGiB} GiB RAM, Node ${machine.node}, ${machine.java}, ${machine.platform}`;
+  process.stdout.write(`\nMachine: ${machineLine}; 1-min load per section: ${JSON.stringify(loads)}\n`);
+
+  const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  const report = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+    machine,
+    loadPerSection: loads,
+    options,
+    sections: sections.map((s) => ({ ...s })),
+  };
+  await mkdir(resultsDir, { recursive: true });
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  await writeFile(join(resultsDir, `${stamp}.json`), json);
+  await writeFile(join(resultsDir, 'latest.json'), json);
+  const markdown = [
+    `Run ${report.startedAt} with \`${report.command}\` on ${machineLine}.`,
+    `1-minute load average before/after each section: ${Object.entries(loads)
+      .map(([k, v]) => `${k} ${v.before}/${v.after}`)
+      .join(', ')}.`,
+    '',
+    ...sections.map((s) => renderSection(s, true)),
+    '',
+    '### Targets',
+    '',
+    renderMarkdownTable(summary.headers, summary.rows),
+    '',
+  ].join('\n');
+  await writeFile(join(resultsDir, 'latest.md'), markdown);
+  process.stdout.write(`\nWrote bench/results/${stamp}.json, latest.json and latest.md\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});
