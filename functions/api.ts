@@ -1,15 +1,22 @@
-import { createServiceRuntime } from '../shared/composition.js';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { cipherFor, fingerprinterFor } from '../shared/composition/secrets.js';
+import { storeFor } from '../shared/composition/store.js';
 import { loadConfig } from '../shared/config.js';
+import { systemClock } from '../shared/domain/clock.js';
 import { createApiHandler } from '../shared/handlers/api-handler.js';
 
-const runtime = await createServiceRuntime(loadConfig());
+const config = loadConfig();
+const logger = new Logger({ serviceName: 'reset-notifier' });
 
 /** API Gateway HTTP API (payload v2) entry point. */
 export const handler = createApiHandler({
-  ...runtime,
-  policy: runtime.config.policy,
-  providerName: runtime.provider.name,
-  maxExpiryMs: runtime.config.maxExpiryHours * 3_600_000,
-  allowedDestinationPrefixes: runtime.config.allowedDestinationPrefixes,
-  logError: (error) => runtime.logger.error('unhandled error', error as Error),
+  store: storeFor(config),
+  cipher: cipherFor(config, systemClock),
+  fingerprinter: await fingerprinterFor(config, systemClock),
+  clock: systemClock,
+  policy: config.policy,
+  providerName: config.provider,
+  maxExpiryMs: config.maxExpiryHours * 3_600_000,
+  allowedDestinationPrefixes: config.allowedDestinationPrefixes,
+  logError: (error) => logger.error('unhandled error', error as Error),
 });

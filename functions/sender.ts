@@ -1,16 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { createServiceRuntime } from '../shared/composition.js';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { providerFor } from '../shared/composition/provider.js';
+import { cipherFor, fingerprinterFor } from '../shared/composition/secrets.js';
+import { storeFor } from '../shared/composition/store.js';
 import { loadConfig } from '../shared/config.js';
+import { systemClock } from '../shared/domain/clock.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
 
-const runtime = await createServiceRuntime(loadConfig());
+const config = loadConfig();
+const logger = new Logger({ serviceName: 'reset-notifier' });
+const fingerprinter = await fingerprinterFor(config, systemClock);
 
-/** SQS event source entry point (partial batch responses). */
+/** SQS event source entry point (partial batch responses). The log lines feed the alarms' metric filters. */
 export const handler = createSenderHandler({
-  ...runtime,
-  policy: runtime.config.policy,
+  store: storeFor(config),
+  cipher: cipherFor(config, systemClock),
+  provider: providerFor(config, systemClock, fingerprinter),
+  clock: systemClock,
+  policy: config.policy,
   owner: `sender-${randomUUID()}`,
-  onReport: (key, report) => runtime.logger.info('dispatch', { idempotency_key: key, ...report }),
-  onError: (key, error) =>
-    runtime.logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
+  onReport: (key, report) => logger.info('dispatch', { idempotency_key: key, ...report }),
+  onError: (key, error) => logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
 });

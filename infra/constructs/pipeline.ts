@@ -145,7 +145,6 @@ export class Pipeline extends Construct {
     });
     allowStreamRead(this.forwarder, streamArn, tableKey);
     allowEnqueue(this.forwarder);
-    allowFingerprintKey(this.forwarder);
 
     // Sender: dispatch queue -> provider.
     const provider = settings.provider;

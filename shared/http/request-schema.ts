@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { z } from 'zod';
+import * as z from 'zod';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
 import { LOCALES, TEMPLATES } from '../domain/templates.js';
 

@@ -98,7 +98,6 @@ describe('least privilege per function (provider sns, the default)', () => {
         'sqs:GetQueueAttributes',
         'sqs:GetQueueUrl',
         'sqs:SendMessage',
-        'ssm:GetParameter',
       ].sort(),
     );
     for (const statement of allowing(statements.forwarder, 'dynamodb:ListStreams')) {

@@ -1,0 +1,37 @@
+import { KMSClient } from '@aws-sdk/client-kms';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { createKmsCipher } from '../adapters/kms-cipher.js';
+import { createLocalCipher, parseKey } from '../adapters/local-cipher.js';
+import { createSsmSecretLoader } from '../adapters/ssm-secret.js';
+import type { ServiceConfig } from '../config.js';
+import type { Clock } from '../domain/clock.js';
+import { createFingerprinter, type Fingerprinter } from '../domain/fingerprint.js';
+import type { Cipher } from '../ports/cipher.js';
+
+/** The fingerprinter, with its key from SSM (AWS) or the environment (local). */
+export async function fingerprinterFor(config: ServiceConfig, clock: Clock): Promise<Fingerprinter> {
+  if (config.fingerprintKeyParameter) {
+    const load = createSsmSecretLoader({
+      client: new SSMClient({ region: config.region }),
+      name: config.fingerprintKeyParameter,
+      clock,
+    });
+    return createFingerprinter(await load());
+  }
+  if (!config.fingerprintKey) throw new Error('FINGERPRINT_KEY or FINGERPRINT_KEY_PARAMETER must be set');
+  return createFingerprinter(parseKey(config.fingerprintKey));
+}
+
+/** The cipher for sensitive fields: KMS envelope in AWS, a local AES key otherwise. */
+export function cipherFor(config: ServiceConfig, clock: Clock): Cipher {
+  if (config.cipher === 'kms') {
+    if (!config.kmsKeyId) throw new Error('CIPHER=kms needs KMS_KEY_ID');
+    return createKmsCipher({
+      client: new KMSClient({ region: config.region }),
+      keyId: config.kmsKeyId,
+      clock,
+    });
+  }
+  if (!config.localDataKey) throw new Error('CIPHER=local needs LOCAL_DATA_KEY (32 bytes, hex or base64)');
+  return createLocalCipher(parseKey(config.localDataKey));
+}
