@@ -1,0 +1,124 @@
+/** Argument parsing and the summary printed by `npm run chaos`: pure, so both are unit-tested. */
+import { parseArgs } from 'node:util';
+import type { ChaosRunResult } from './driver.js';
+
+/** What `npm run chaos -- ...` asked for. */
+export interface ChaosCliOptions {
+  readonly events: number;
+  readonly seed: number;
+  readonly concurrency: number;
+  readonly durationMs?: number;
+  readonly settleTimeoutMs: number;
+  /** Runs of the model-based tests after the soak (0 = skip). */
+  readonly modelRuns: number;
+  readonly verbose: boolean;
+  /** Where to write the full result as JSON, if anywhere. */
+  readonly jsonPath?: string;
+}
+
+export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurrency C] [--duration 10m]
+                       [--settle-timeout 180s] [--model-runs R] [--json FILE] [--verbose]
+  --events N          reset events to drive (default 2000; an upper bound with --duration)
+  --seed S            seed of the scenario and fault schedule (default 1)
+  --concurrency C     events in flight at once, each 1-11 concurrent POSTs (default 8)
+  --duration D        soak: keep starting events for D (e.g. 90s, 10m, 1h); events default to unlimited
+  --settle-timeout D  how long every admitted key may take to become final (default 180s)
+  --model-runs R      then run the model-based tests with R runs per property (default 5000, 0 = skip)
+  --json FILE         also write the full result as JSON
+  --verbose           show the service's log output while capturing it`;
+
+/** `90`, `90s`, `1500ms`, `10m`, `1h` -> milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new Error(`not a duration: ${text} (use e.g. 90s, 10m, 1h)`);
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  return Math.round(Number(match[1]) * unit);
+}
+
+function positiveInt(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`--${name} must be an integer >= ${min}, got ${raw}`);
+  return value;
+}
+
+/** Parses the command line; throws with a readable message on a bad value. */
+export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      events: { type: 'string' },
+      seed: { type: 'string' },
+      concurrency: { type: 'string' },
+      duration: { type: 'string' },
+      'settle-timeout': { type: 'string' },
+      'model-runs': { type: 'string' },
+      json: { type: 'string' },
+      verbose: { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration);
+  const defaultEvents = durationMs === undefined ? 2000 : Number.MAX_SAFE_INTEGER;
+  return {
+    events: positiveInt('events', values.events, defaultEvents),
+    seed: positiveInt('seed', values.seed, 1, 0),
+    concurrency: positiveInt('concurrency', values.concurrency, 8),
+    ...(durationMs === undefined ? {} : { durationMs }),
+    settleTimeoutMs:
+      values['settle-timeout'] === undefined ? 180_000 : parseDuration(values['settle-timeout']),
+    modelRuns: positiveInt('model-runs', values['model-runs'], 5000, 0),
+    verbose: values.verbose ?? false,
+    ...(values.json === undefined ? {} : { jsonPath: values.json }),
+  };
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const histogram = (counts: Readonly<Record<string, number>>) =>
+  Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+
+/** The summary: one line per figure, then the verdict. */
+export function formatSummary(
+  result: ChaosRunResult,
+  options: Pick<ChaosCliOptions, 'concurrency'>,
+): string[] {
+  const s = result.stats;
+  const lines = [
+    `chaos: seed=${result.seed} events=${s.events} concurrency=${options.concurrency} duration=${seconds(s.totalMs)} (admission ${seconds(s.admissionMs)}, settle ${seconds(s.settleMs)})`,
+    `run: admitted keys=${s.admittedKeys} posts=${s.posts} client retries after 5xx=${s.clientRetries} responses: ${histogram(s.responses)}`,
+    `run: too-late events=${s.rejectedTooLate} short-life events=${s.shortLife} conflicting payloads=${s.conflicts} extra SQS messages=${s.extraSqsMessages} extra reconciler passes=${s.extraReconcilerPasses}`,
+    `faults: simulator phases ${histogram(s.faultPhases)}`,
+    `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
+    `faults: sender crashes ${histogram(s.crashes)}`,
+    `faults: DynamoDB throttling injected=${s.throttles.injectedSurfacing + s.throttles.injectedRetried} (outside SDK retries ${s.throttles.injectedSurfacing}, inside ${s.throttles.injectedRetried}), reached the application=${s.throttles.surfaced}; by operation ${histogram(s.throttles.byOperation)}`,
+    `load: DynamoDB calls by the handlers ${histogram(s.throttles.calls)}`,
+    `outcome: final states ${histogram(s.finalStates)}`,
+    `outcome: last reasons ${histogram(s.lastReasons)}`,
+    `scanned: ${s.storedItems} stored items, ${s.evidenceRecords} evidence records, ${s.logLines} log lines`,
+    `load: event-loop delay p99=${s.eventLoopDelayP99Ms} ms max=${s.eventLoopDelayMaxMs} ms`,
+    `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}`,
+  ];
+  for (const invariant of result.invariants) {
+    lines.push(`${invariant.name}: ${invariant.count} (${invariant.label})`);
+    for (const example of invariant.examples) lines.push(`  e.g. ${example}`);
+  }
+  for (const f of result.forensics) {
+    // The trail of every key an invariant failed on, relative to admission: enough to start debugging.
+    const t0 = f.trail[0]?.at ?? 0;
+    const trail = f.trail
+      .map((e) => `${e.toState}(${e.reason},${e.actor},a${e.attempt})@+${e.at - t0}`)
+      .join(' ');
+    lines.push(`  trail ${f.key}: ${trail}`);
+    const calls = f.requests.map(
+      (r) => `${r.client_reference?.split('#').pop()}:${r.fault ?? 'ok'}@+${Date.parse(r.received_at) - t0}`,
+    );
+    lines.push(`  provider calls: ${calls.join(' ')}; messages ${f.messages.length}`);
+  }
+  lines.push(`RESULT: ${result.passed ? 'PASS' : 'FAIL'}`);
+  return lines;
+}

@@ -1,0 +1,541 @@
+/**
+ * The chaos driver: starts the real local stack (DynamoDB Local, fauxqs, provider simulator, local
+ * runtime), drives seeded reset events through it under every kind of fault, waits until the run
+ * settles, collects what it left behind and judges it with the invariant checks.
+ */
+
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { BatchGetItemCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type LocalStack, startLocalStack } from '../../local/stack.js';
+import {
+  admissionEvidence,
+  evidenceFromItem,
+  recordFromItem,
+} from '../../shared/adapters/dynamodb/item-mapping.js';
+import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
+import { captureOutput } from './capture.js';
+import {
+  type CrashCounts,
+  createCrashInjector,
+  createThrottleInjector,
+  type ThrottleCounts,
+} from './injectors.js';
+import {
+  type AdmissionObservation,
+  type ChaosDataset,
+  checkAll,
+  type InvariantResult,
+  keyOfReference,
+  type LedgerEntry,
+  type SendRequestEntry,
+} from './invariants.js';
+import {
+  type ChaosMix,
+  DEFAULT_MIX,
+  type EventSpec,
+  eventSpec,
+  faultPhase,
+  requestBody,
+} from './scenario.js';
+
+/**
+ * Service timings for the run: a fault plays out in seconds, so the run settles in seconds. The
+ * settle time stays well above the provider timeout plus the event-loop delay of one overloaded
+ * process hosting the whole stack: the design assumes no request reaches the provider after its
+ * caller gave up plus the settle time.
+ */
+export const CHAOS_ENV: Readonly<Record<string, string>> = {
+  PROVIDER_TIMEOUT_MS: '1000',
+  PROVIDER_LOOKUP_TIMEOUT_MS: '1500',
+  RECONCILE_SETTLE_SECONDS: '4',
+  STATUS_POLL_SECONDS: '0.2',
+  STATUS_HORIZON_SECONDS: '30',
+  BACKOFF_BASE_MS: '200',
+  BACKOFF_MAX_MS: '2000',
+  LEASE_SLACK_MS: '4000',
+  QUEUE_SAFETY_NET_SECONDS: '15',
+  QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
+  DISPATCH_MARGIN_SECONDS: '5',
+  MAX_RECEIVE_COUNT: '5',
+};
+
+/** Options of {@link runChaos}. */
+export interface ChaosRunOptions {
+  /** How many events (an upper bound when `durationMs` is set). */
+  readonly events: number;
+  readonly seed: number;
+  /** Events in flight at once (each is 1-11 concurrent POSTs). */
+  readonly concurrency: number;
+  /** Stop starting new events after this long (soak mode). */
+  readonly durationMs?: number;
+  /** How long to wait for every admitted key to become final; default 180 s. */
+  readonly settleTimeoutMs?: number;
+  /** Reuse running emulators (the test suite's); otherwise the stack starts its own. */
+  readonly dynamodbEndpoint?: string;
+  readonly sqsEndpoint?: string;
+  readonly mix?: Partial<ChaosMix>;
+  /** Extra service environment (timings). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly reconcileIntervalMs?: number;
+  readonly senderConcurrency?: number;
+  /** Progress lines (written past the output capture). */
+  readonly progress?: (line: string) => void;
+  /** Show captured output as well as capturing it. */
+  readonly passThroughOutput?: boolean;
+}
+
+/** What a run did, besides the verdict. */
+export interface ChaosStats {
+  events: number;
+  posts: number;
+  clientRetries: number;
+  responses: Record<string, number>;
+  admittedKeys: number;
+  rejectedTooLate: number;
+  conflicts: number;
+  shortLife: number;
+  finalStates: Record<string, number>;
+  lastReasons: Record<string, number>;
+  providerSends: number;
+  providerMessages: number;
+  faultsFired: Record<string, number>;
+  faultPhases: Record<string, number>;
+  crashes: CrashCounts;
+  throttles: ThrottleCounts;
+  extraSqsMessages: number;
+  extraReconcilerPasses: number;
+  logLines: number;
+  storedItems: number;
+  evidenceRecords: number;
+  admissionMs: number;
+  settleMs: number;
+  totalMs: number;
+  settled: boolean;
+  /** Event-loop delay of the one process running the whole stack (99th percentile and max, ms). */
+  eventLoopDelayP99Ms: number;
+  eventLoopDelayMaxMs: number;
+}
+
+/** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
+export interface KeyForensics {
+  readonly key: string;
+  readonly record?: NotificationRecord;
+  readonly trail: readonly EvidenceRecord[];
+  readonly messages: readonly LedgerEntry[];
+  readonly requests: readonly SendRequestEntry[];
+}
+
+/** The outcome of a run. */
+export interface ChaosRunResult {
+  readonly seed: number;
+  readonly stats: ChaosStats;
+  readonly invariants: readonly InvariantResult[];
+  readonly forensics: readonly KeyForensics[];
+  /** A few keys that ended unusually but legitimately (closed unconfirmed, retries exhausted, unknown at expiry). */
+  readonly notable: readonly KeyForensics[];
+  readonly passed: boolean;
+}
+
+const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Runs one chaos soak and returns its verdict. Never throws for an invariant failure. */
+export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult> {
+  const mix: ChaosMix = { ...DEFAULT_MIX, ...(options.mix ?? {}) };
+  const seed = options.seed;
+  const progress = options.progress ?? (() => undefined);
+  const started = Date.now();
+  const capture = captureOutput({ passThrough: options.passThroughOutput ?? false });
+  const say = (line: string) => capture.bypass(() => progress(line));
+
+  const crash = createCrashInjector(seed, mix.crashProbability);
+  const throttle = createThrottleInjector(seed, mix.throttleProbability, mix.retriedThrottleProbability);
+  const env = { ...CHAOS_ENV, ...(options.env ?? {}) };
+  let stack: LocalStack | undefined;
+  let dynamodb: DynamoDBClient | undefined;
+  let sqs: SQSClient | undefined;
+  try {
+    stack = await startLocalStack({
+      ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
+      ...(options.sqsEndpoint ? { sqsEndpoint: options.sqsEndpoint } : {}),
+      tableName: `chaos-${seed}-${started.toString(36)}`,
+      apiPort: 0,
+      simPort: 0,
+      env,
+      reconcileIntervalMs: options.reconcileIntervalMs ?? 300,
+      senderConcurrency: options.senderConcurrency ?? 6,
+      simulatorStatusDelaysMs: { sent: 20, delivered: 100 },
+      onStep: crash.hook,
+      wrapDynamoClient: throttle.wrap,
+      sqsDuplicateProbability: mix.sqsDuplicateProbability,
+      streamDuplicateProbability: mix.streamDuplicateProbability,
+      // Production's logger at production's level: every line it prints goes through the privacy scan.
+      logger: new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' }),
+    });
+    const running = stack;
+    // The driver's own clients: never throttled, so observation does not disturb the verdict.
+    dynamodb = new DynamoDBClient({
+      endpoint: running.dynamodbEndpoint,
+      region: 'us-east-1',
+      credentials: localCredentials,
+    });
+    sqs = new SQSClient({
+      endpoint: running.sqsEndpoint,
+      region: 'us-east-1',
+      credentials: localCredentials,
+    });
+    const sqsClient = sqs;
+    say(`chaos: stack up in ${Date.now() - started} ms (api ${running.apiUrl}, simulator ${running.simUrl})`);
+
+    const stats: ChaosStats = {
+      events: 0,
+      posts: 0,
+      clientRetries: 0,
+      responses: {},
+      admittedKeys: 0,
+      rejectedTooLate: 0,
+      conflicts: 0,
+      shortLife: 0,
+      finalStates: {},
+      lastReasons: {},
+      providerSends: 0,
+      providerMessages: 0,
+      faultsFired: {},
+      faultPhases: {},
+      crashes: crash.counts,
+      throttles: throttle.counts,
+      extraSqsMessages: 0,
+      extraReconcilerPasses: 0,
+      logLines: 0,
+      storedItems: 0,
+      evidenceRecords: 0,
+      admissionMs: 0,
+      settleMs: 0,
+      totalMs: 0,
+      settled: false,
+      eventLoopDelayP99Ms: 0,
+      eventLoopDelayMaxMs: 0,
+    };
+    const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+    loopDelay.enable();
+    const specs: EventSpec[] = [];
+    const admissions: AdmissionObservation[] = [];
+    const admitted = new Set<string>();
+    const background = new Set<Promise<unknown>>();
+    const track = (p: Promise<unknown>) => {
+      const tracked = p.catch(() => undefined).finally(() => background.delete(tracked));
+      background.add(tracked);
+    };
+
+    // Simulator fault phases rotate on a seeded schedule for as long as events are admitted.
+    let phasesRunning = true;
+    const phaseLoop = (async () => {
+      for (let index = 0; phasesRunning; index++) {
+        const phase = faultPhase(seed, index, mix);
+        const name = phase.mode ?? 'none';
+        stats.faultPhases[name] = (stats.faultPhases[name] ?? 0) + 1;
+        await setFaults(
+          running.simUrl,
+          phase.mode === null
+            ? null
+            : {
+                mode: phase.mode,
+                probability: phase.probability,
+                retry_after_seconds: phase.retryAfterSeconds,
+              },
+        );
+        if (phase.extraReconciler) {
+          stats.extraReconcilerPasses++;
+          track(running.reconcileNow());
+        }
+        const until = Date.now() + mix.faultPhaseMs;
+        while (phasesRunning && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
+      }
+    })();
+
+    const post = async (spec: EventSpec, variant: 'original' | 'conflict', body: string) => {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (spec.headerKey !== undefined) headers['idempotency-key'] = spec.headerKey;
+      for (let attempt = 1; ; attempt++) {
+        stats.posts++;
+        let status: number;
+        let code: string | undefined;
+        try {
+          const response = await fetch(`${running.apiUrl}/v1/notifications`, {
+            method: 'POST',
+            headers,
+            body,
+            signal: AbortSignal.timeout(20_000),
+          });
+          status = response.status;
+          const parsed = (await response.json().catch(() => ({}))) as { code?: unknown };
+          if (typeof parsed.code === 'string') code = parsed.code;
+        } catch {
+          status = 599;
+        }
+        const bucket = String(status);
+        stats.responses[bucket] = (stats.responses[bucket] ?? 0) + 1;
+        // A client retries a 5xx (the API's retry contract); up to 6 tries, then gives up.
+        if (status < 500 || attempt >= 6) return { variant, status, ...(code === undefined ? {} : { code }) };
+        stats.clientRetries++;
+        await sleep(50 * attempt);
+      }
+    };
+
+    const runEvent = async (spec: EventSpec) => {
+      const expiresAt = Date.now() + spec.lifeMs;
+      const original = JSON.stringify(requestBody(spec, expiresAt));
+      const calls = Array.from({ length: spec.duplicates }, () => post(spec, 'original', original));
+      if (spec.conflictParams !== undefined) {
+        stats.conflicts++;
+        calls.splice(
+          Math.floor(calls.length / 2),
+          0,
+          post(spec, 'conflict', JSON.stringify(requestBody(spec, expiresAt, spec.conflictParams))),
+        );
+      }
+      const responses = await Promise.all(calls);
+      admissions.push({ idempotencyKey: spec.idempotencyKey, kind: spec.kind, responses });
+      if (spec.kind === 'too_late') stats.rejectedTooLate++;
+      if (spec.kind === 'short_life') stats.shortLife++;
+      if (!responses.some((r) => r.status < 300)) return;
+      admitted.add(spec.idempotencyKey);
+      for (const delay of spec.extraSqsDelaysMs) {
+        // A duplicate dispatch message, as a forwarder retry or an at-least-once queue would produce.
+        track(
+          sleep(delay).then(async () => {
+            await sqsClient.send(
+              new SendMessageCommand({
+                QueueUrl: running.queueUrl,
+                MessageBody: JSON.stringify({ idempotency_key: spec.idempotencyKey, version: 1 }),
+              }),
+            );
+            stats.extraSqsMessages++;
+          }),
+        );
+      }
+    };
+
+    // Admission: `concurrency` workers take events in order until the count or the duration runs out.
+    const admissionStart = Date.now();
+    const endAt =
+      options.durationMs === undefined ? Number.POSITIVE_INFINITY : admissionStart + options.durationMs;
+    let next = 0;
+    let lastReport = Date.now();
+    const worker = async () => {
+      while (next < options.events && Date.now() < endAt) {
+        const spec = eventSpec(seed, next++, mix);
+        specs.push(spec);
+        await runEvent(spec);
+        stats.events++;
+        if (Date.now() - lastReport >= 10_000) {
+          lastReport = Date.now();
+          const seconds = (Date.now() - admissionStart) / 1000;
+          say(
+            `chaos: ${stats.events} events in ${seconds.toFixed(0)} s (${(stats.events / seconds).toFixed(1)}/s), ${admitted.size} admitted`,
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+    stats.admissionMs = Date.now() - admissionStart;
+    say(
+      `chaos: admission done: ${stats.events} events, ${admitted.size} keys admitted in ${(stats.admissionMs / 1000).toFixed(0)} s`,
+    );
+
+    // Settle: the outage ends (faults cleared), then every admitted key must become final.
+    phasesRunning = false;
+    await phaseLoop;
+    await setFaults(running.simUrl, null);
+    const settleStart = Date.now();
+    const settleTimeout = options.settleTimeoutMs ?? 180_000;
+    const pending = new Set(admitted);
+    while (pending.size > 0 && Date.now() - settleStart < settleTimeout) {
+      for (const key of await finalKeys(dynamodb, running.tableName, [...pending])) pending.delete(key);
+      if (pending.size === 0) break;
+      say(`chaos: settling, ${pending.size} keys not final yet`);
+      await sleep(1_000);
+    }
+    await Promise.all(background);
+    stats.settled = pending.size === 0;
+    // A call that outlived its lease would land now: give stragglers time to show up in the ledger.
+    await sleep(Number(env.PROVIDER_TIMEOUT_MS ?? 600) * 2 + 1_000);
+    stats.settleMs = Date.now() - settleStart;
+
+    // Collect what the run left behind.
+    const [ledger, requests, items] = await Promise.all([
+      simList<LedgerEntry>(running.simUrl, 'messages'),
+      simList<SendRequestEntry>(running.simUrl, 'requests'),
+      scanAll(dynamodb, running.tableName),
+    ]);
+    const commands: NotificationRecord[] = [];
+    const evidence: EvidenceRecord[] = [];
+    for (const item of items) {
+      if (item[TableSchema.sortKey] === TableSchema.commandSortKey) {
+        const record = recordFromItem(item);
+        commands.push(record);
+        evidence.push(admissionEvidence(record));
+      } else {
+        evidence.push(evidenceFromItem(item));
+      }
+    }
+    await running.stop();
+    stack = undefined;
+    const logLines = capture.stop();
+
+    const phones: string[] = [];
+    const codes: string[] = [];
+    const urls: string[] = [];
+    for (const spec of specs) {
+      phones.push(spec.phone);
+      for (const params of [spec.params, spec.conflictParams]) {
+        if (params === undefined) continue;
+        if ('code' in params) codes.push(params.code);
+        else urls.push(params.reset_url);
+      }
+    }
+    const dataset: ChaosDataset = {
+      ledger,
+      requests,
+      commands,
+      evidence,
+      items,
+      logLines,
+      secrets: { phones, codes, urls },
+      admissions,
+      dispatchMarginMs: Number(env.DISPATCH_MARGIN_SECONDS) * 1000,
+    };
+    const invariants = checkAll(dataset);
+
+    stats.admittedKeys = commands.length;
+    for (const c of commands) {
+      const state = c.state === 'sent' && c.closed ? 'sent (closed)' : c.state;
+      stats.finalStates[state] = (stats.finalStates[state] ?? 0) + 1;
+      stats.lastReasons[c.lastReason] = (stats.lastReasons[c.lastReason] ?? 0) + 1;
+    }
+    for (const r of requests) {
+      const fault = r.fault ?? 'none';
+      stats.faultsFired[fault] = (stats.faultsFired[fault] ?? 0) + 1;
+    }
+    stats.providerSends = requests.length;
+    stats.providerMessages = ledger.length;
+    stats.logLines = logLines.length;
+    stats.storedItems = items.length;
+    stats.evidenceRecords = evidence.length;
+    loopDelay.disable();
+    stats.eventLoopDelayP99Ms = Math.round(loopDelay.percentile(99) / 1e6);
+    stats.eventLoopDelayMaxMs = Math.round(loopDelay.max / 1e6);
+    stats.totalMs = Date.now() - started;
+    const failedKeys = new Set(invariants.flatMap((i) => i.keys));
+    const forensics = [...failedKeys].map((key) => forensicsFor(key, dataset));
+    const notable = ['status_horizon', 'retry_exhausted', 'unknown_at_expiry'].flatMap((reason) =>
+      commands
+        .filter((c) => c.lastReason === reason)
+        .slice(0, 3)
+        .map((c) => forensicsFor(c.idempotencyKey, dataset)),
+    );
+    return {
+      seed,
+      stats,
+      invariants,
+      forensics,
+      notable,
+      passed: stats.settled && invariants.every((i) => i.count === 0),
+    };
+  } finally {
+    capture.stop();
+    dynamodb?.destroy();
+    sqs?.destroy();
+    await stack?.stop();
+  }
+}
+
+function forensicsFor(key: string, dataset: ChaosDataset): KeyForensics {
+  const record = dataset.commands.find((c) => c.idempotencyKey === key);
+  const ours = (reference: string | null) => keyOfReference(reference) === key;
+  return {
+    key,
+    ...(record === undefined ? {} : { record }),
+    trail: dataset.evidence.filter((e) => e.idempotencyKey === key).sort((a, b) => a.seq - b.seq),
+    messages: dataset.ledger.filter((m) => ours(m.client_reference)),
+    requests: dataset.requests.filter((r) => ours(r.client_reference)),
+  };
+}
+
+async function setFaults(simUrl: string, plan: Record<string, unknown> | null): Promise<void> {
+  const response = await fetch(`${simUrl}/_sim/faults`, {
+    method: plan === null ? 'DELETE' : 'POST',
+    headers: { 'content-type': 'application/json' },
+    ...(plan === null ? {} : { body: JSON.stringify(plan) }),
+  });
+  if (!response.ok) throw new Error(`simulator refused the fault plan: ${response.status}`);
+  await response.arrayBuffer();
+}
+
+async function simList<T>(simUrl: string, what: 'messages' | 'requests'): Promise<T[]> {
+  const response = await fetch(`${simUrl}/_sim/${what}`);
+  const body = (await response.json()) as Record<string, T[]>;
+  return body[what] ?? [];
+}
+
+/** The keys among `keys` whose command is final (strongly consistent reads, 100 at a time). */
+async function finalKeys(
+  client: DynamoDBClient,
+  tableName: string,
+  keys: readonly string[],
+): Promise<string[]> {
+  const done: string[] = [];
+  const chunks: string[][] = [];
+  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
+  const readChunk = async (chunk: string[]) => {
+    let request:
+      | Record<
+          string,
+          {
+            Keys: Record<string, { S: string }>[];
+            ConsistentRead: boolean;
+            ProjectionExpression: string;
+            ExpressionAttributeNames: Record<string, string>;
+          }
+        >
+      | undefined = {
+      [tableName]: {
+        Keys: chunk.map((k) => ({
+          [TableSchema.partitionKey]: { S: k },
+          [TableSchema.sortKey]: { S: TableSchema.commandSortKey },
+        })),
+        ConsistentRead: true,
+        ProjectionExpression: 'idempotency_key, #s, closed',
+        ExpressionAttributeNames: { '#s': 'state' },
+      },
+    };
+    while (request && Object.keys(request).length > 0) {
+      const out = await client.send(new BatchGetItemCommand({ RequestItems: request }));
+      for (const raw of out.Responses?.[tableName] ?? []) {
+        const item = unmarshall(raw);
+        if (isFinal({ state: item.state, closed: item.closed === true }))
+          done.push(String(item.idempotency_key));
+      }
+      request = out.UnprocessedKeys as typeof request;
+    }
+  };
+  for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map(readChunk));
+  return done;
+}
+
+async function scanAll(client: DynamoDBClient, tableName: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, never> | undefined;
+  do {
+    const out = await client.send(
+      new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
+    items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
+    start = out.LastEvaluatedKey as Record<string, never> | undefined;
+  } while (start);
+  return items;
+}

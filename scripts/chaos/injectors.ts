@@ -1,0 +1,147 @@
+/**
+ * Fault injectors that plug into the local stack's hooks: sender crashes at each dispatch step
+ * (`onStep`) and DynamoDB throttling at the handlers' client (`wrapDynamoClient`).
+ */
+import {
+  type DynamoDBClient,
+  ProvisionedThroughputExceededException,
+  ThrottlingException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import type { DispatchStep, StepHook } from '../../shared/usecases/dispatch-notification.js';
+import { InjectedCrashError } from '../../shared/usecases/errors.js';
+import { Rng } from './prng.js';
+import { CRASH_STEPS, crashes } from './scenario.js';
+
+/** Crashes injected so far, per step. */
+export type CrashCounts = Record<DispatchStep, number>;
+
+/** A step hook that crashes the sender with a seeded probability, and counts what it did. */
+export function createCrashInjector(seed: number, probability: number) {
+  const counts = Object.fromEntries(CRASH_STEPS.map((s) => [s, 0])) as CrashCounts;
+  const occurrences = new Map<string, number>();
+  const hook: StepHook = (step, key) => {
+    const id = `${key}\u0000${step}`;
+    const occurrence = (occurrences.get(id) ?? 0) + 1;
+    occurrences.set(id, occurrence);
+    if (crashes(seed, key, step, occurrence, probability)) {
+      counts[step]++;
+      throw new InjectedCrashError(`injected crash at ${step}`);
+    }
+  };
+  return { hook, counts };
+}
+
+/** Throttling injected and observed at the handlers' DynamoDB client. */
+export interface ThrottleCounts {
+  /** Thrown outside the SDK's retry loop: the application sees each of them. */
+  injectedSurfacing: number;
+  /** Thrown inside the SDK's retry loop: the SDK retries throttling errors, some reach the application. */
+  injectedRetried: number;
+  /** Throttling errors that reached the application (after the SDK's retries). */
+  surfaced: number;
+  /** Per operation, everything injected. */
+  byOperation: Record<string, number>;
+  /** Per operation, every call the handlers made (for the load figures). */
+  calls: Record<string, number>;
+}
+
+const THROTTLE_NAMES = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'TransactionCanceledException',
+]);
+
+function throttlingError(operation: string, rng: Rng): Error {
+  const $metadata = { httpStatusCode: 400 };
+  if (operation.startsWith('TransactWrite') && rng.chance(0.5)) {
+    // How DynamoDB reports a throttled transaction: cancelled, with a ThrottlingError reason.
+    return new TransactionCanceledException({
+      message:
+        'Transaction cancelled, please refer cancellation reasons for specific reasons [ThrottlingError, None]',
+      $metadata,
+      CancellationReasons: [
+        {
+          Code: 'ThrottlingError',
+          Message: 'Throughput exceeds the current capacity for one or more global secondary indexes.',
+        },
+        { Code: 'None' },
+      ],
+    });
+  }
+  return rng.chance(0.5)
+    ? new ProvisionedThroughputExceededException({
+        message: 'The level of configured provisioned throughput for the table was exceeded.',
+        $metadata,
+      })
+    : new ThrottlingException({
+        message: 'Throughput exceeds the current capacity of your table or index.',
+        $metadata,
+      });
+}
+
+/**
+ * Middleware that throws throttling errors before a request is sent (so nothing is written): at
+ * `surfacingProbability` outside the SDK's retries, at `retriedProbability` inside them.
+ */
+export function createThrottleInjector(
+  seed: number,
+  surfacingProbability: number,
+  retriedProbability: number,
+) {
+  const rng = new Rng(seed, 'throttle');
+  const counts: ThrottleCounts = {
+    injectedSurfacing: 0,
+    injectedRetried: 0,
+    surfaced: 0,
+    byOperation: {},
+    calls: {},
+  };
+  const operationOf = (context: { commandName?: string }) =>
+    (context.commandName ?? 'unknown').replace(/Command$/, '');
+  const bump = (operation: string) => {
+    counts.byOperation[operation] = (counts.byOperation[operation] ?? 0) + 1;
+  };
+  const wrap = (client: DynamoDBClient) => {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const operation = operationOf(context);
+        counts.calls[operation] = (counts.calls[operation] ?? 0) + 1;
+        if (surfacingProbability > 0 && rng.chance(surfacingProbability)) {
+          counts.injectedSurfacing++;
+          bump(operation);
+          counts.surfaced++;
+          throw throttlingError(operation, rng);
+        }
+        try {
+          return await next(args);
+        } catch (error) {
+          if (THROTTLE_NAMES.has((error as Error).name) && isThrottle(error)) counts.surfaced++;
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'chaosThrottleSurfacing', priority: 'high' },
+    );
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (retriedProbability > 0 && rng.chance(retriedProbability)) {
+          const operation = operationOf(context);
+          counts.injectedRetried++;
+          bump(operation);
+          throw throttlingError(operation, rng);
+        }
+        return next(args);
+      },
+      // The deserialize step runs inside the retry middleware (finalizeRequest) and before the send.
+      { step: 'deserialize', name: 'chaosThrottleRetried', priority: 'high' },
+    );
+  };
+  return { wrap, counts };
+}
+
+function isThrottle(error: unknown): boolean {
+  if (error instanceof TransactionCanceledException) {
+    return (error.CancellationReasons ?? []).some((r) => r.Code === 'ThrottlingError');
+  }
+  return true;
+}

@@ -1,0 +1,414 @@
+/**
+ * The chaos run's verdict: pure functions over what a run leaves behind (the simulator's ledger and
+ * request log, the stored items, the evidence trail, the captured log lines and the API responses).
+ * Each returns a count (0 = the invariant holds) and a few examples that never carry a secret.
+ */
+import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
+import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
+
+/** One entry of `GET /_sim/messages`: a provider-accepted message. */
+export interface LedgerEntry {
+  readonly id: string;
+  readonly client_reference: string | null;
+  readonly accepted_at: string;
+  readonly status: string;
+  readonly validity_period_seconds?: number;
+}
+
+/** One entry of `GET /_sim/requests`: a send request as it reached the provider. */
+export interface SendRequestEntry {
+  readonly received_at: string;
+  readonly client_reference: string | null;
+  readonly fault: string | null;
+  readonly outcome?: string;
+}
+
+/** The responses one event's concurrent POSTs finally got (after the client's own 5xx retries). */
+export interface AdmissionObservation {
+  readonly idempotencyKey: string;
+  readonly kind: 'normal' | 'short_life' | 'too_late';
+  readonly responses: ReadonlyArray<{
+    readonly variant: 'original' | 'conflict';
+    readonly status: number;
+    readonly code?: string;
+  }>;
+}
+
+/** The secrets a run sent: none may show up anywhere. */
+export interface PrivacySecrets {
+  readonly phones: Iterable<string>;
+  readonly codes: Iterable<string>;
+  readonly urls: Iterable<string>;
+}
+
+/** One text to scan, with where it came from (the source goes into examples, the text never does). */
+export interface ScannedText {
+  readonly source: string;
+  readonly text: string;
+}
+
+/** Everything the checks look at. */
+export interface ChaosDataset {
+  readonly ledger: readonly LedgerEntry[];
+  readonly requests: readonly SendRequestEntry[];
+  readonly commands: readonly NotificationRecord[];
+  readonly evidence: readonly EvidenceRecord[];
+  /** Raw stored items (command and evidence items) and log lines, for the privacy scan. */
+  readonly items: readonly unknown[];
+  readonly logLines: readonly string[];
+  readonly secrets: PrivacySecrets;
+  readonly admissions: readonly AdmissionObservation[];
+  readonly dispatchMarginMs: number;
+}
+
+/** The verdict on one invariant. */
+export interface InvariantResult {
+  readonly name: InvariantName;
+  /** What is counted, for the summary line. */
+  readonly label: string;
+  readonly count: number;
+  /** At most {@link MAX_EXAMPLES} short descriptions, keys and states only. */
+  readonly examples: readonly string[];
+  /** The idempotency keys the examples are about (for forensics). */
+  readonly keys: readonly string[];
+}
+
+export type InvariantName =
+  | 'duplicates'
+  | 'post_expiry_sends'
+  | 'validity_beyond_expiry'
+  | 'lost'
+  | 'evidence'
+  | 'ledger_mismatch'
+  | 'admission'
+  | 'privacy';
+
+export const MAX_EXAMPLES = 5;
+
+function result(name: InvariantName, label: string, problems: readonly string[]): InvariantResult {
+  const examples = problems.slice(0, MAX_EXAMPLES);
+  // Problems about a key start with `<key>: ` (keys never contain a space).
+  const keys = [...new Set(examples.filter((p) => p.includes(': ')).map((p) => p.split(': ')[0] as string))];
+  return { name, label, count: problems.length, examples, keys };
+}
+
+/** `<key>#<attempt>` -> `<key>`; null for a reference that is not ours. */
+export function keyOfReference(reference: string | null): string | null {
+  if (reference === null) return null;
+  const hash = reference.lastIndexOf('#');
+  return hash <= 0 ? null : reference.slice(0, hash);
+}
+
+/** Keys with more than one provider-accepted message. */
+export function checkDuplicates(ledger: readonly LedgerEntry[]): InvariantResult {
+  const perKey = new Map<string, number>();
+  for (const entry of ledger) {
+    const key = keyOfReference(entry.client_reference) ?? `(no reference: ${entry.id})`;
+    perKey.set(key, (perKey.get(key) ?? 0) + 1);
+  }
+  const problems = [...perKey].filter(([, n]) => n > 1).map(([key, n]) => `${key}: ${n} messages`);
+  return result('duplicates', 'keys with more than one provider-accepted message', problems);
+}
+
+/** Send requests that reached the provider at or after `expires_at - margin` (or for no known key). */
+export function checkPostExpirySends(
+  requests: readonly SendRequestEntry[],
+  commands: readonly NotificationRecord[],
+  marginMs: number,
+): InvariantResult {
+  const expiresAt = new Map(commands.map((c) => [c.idempotencyKey, c.expiresAt]));
+  const problems: string[] = [];
+  for (const request of requests) {
+    const key = keyOfReference(request.client_reference);
+    const expiry = key === null ? undefined : expiresAt.get(key);
+    const at = Date.parse(request.received_at);
+    if (expiry === undefined) problems.push(`send for unknown key ${key ?? '(none)'}`);
+    else if (!(at < expiry - marginMs)) {
+      problems.push(`${key}: provider call ${at - (expiry - marginMs)} ms after the dispatch deadline`);
+    }
+  }
+  return result('post_expiry_sends', 'provider calls at or after expires_at - margin', problems);
+}
+
+/**
+ * Accepted messages whose validity period is longer than the token's remaining life when the attempt
+ * was claimed (the provider could then deliver a stale reset). The call starts after its claim, so
+ * `expires_at - claimed_at` bounds the validity from above without needing the sender's clock.
+ */
+export function checkValidity(
+  ledger: readonly LedgerEntry[],
+  commands: readonly NotificationRecord[],
+  evidence: readonly EvidenceRecord[],
+): InvariantResult {
+  const expiresAt = new Map(commands.map((c) => [c.idempotencyKey, c.expiresAt]));
+  const claimedAt = new Map<string, number>();
+  for (const e of evidence) {
+    if (e.reason === ReasonCode.claimed) claimedAt.set(`${e.idempotencyKey}#${e.attempt}`, e.at);
+  }
+  const problems: string[] = [];
+  for (const entry of ledger) {
+    const key = keyOfReference(entry.client_reference);
+    const expiry = key === null ? undefined : expiresAt.get(key);
+    const claim = entry.client_reference === null ? undefined : claimedAt.get(entry.client_reference);
+    if (expiry === undefined || entry.validity_period_seconds === undefined) continue;
+    if (claim === undefined) {
+      problems.push(`${entry.client_reference}: accepted message without a claimed attempt`);
+      continue;
+    }
+    const excess = entry.validity_period_seconds * 1000 - (expiry - claim);
+    if (excess > 0) problems.push(`${key}: validity ${excess} ms longer than the token's life at the claim`);
+  }
+  return result('validity_beyond_expiry', "messages whose validity outlives the token's life", problems);
+}
+
+/** Admitted commands that are not final once the run settled. */
+export function checkLost(commands: readonly NotificationRecord[]): InvariantResult {
+  const problems = commands
+    .filter((c) => !isFinal(c))
+    .map((c) => `${c.idempotencyKey}: still ${c.state} (${c.lastReason})`);
+  return result('lost', 'admitted keys not final after settling', problems);
+}
+
+/** The record a trail of evidence replays to: what the stored record must say. */
+export interface ReplayedState {
+  readonly state: NotificationState;
+  readonly version: number;
+  readonly attempts: number;
+  readonly lastReason: string;
+  readonly updatedAt: number;
+  readonly createdAt: number;
+  readonly providerMessageId: string | undefined;
+  readonly closed: boolean;
+}
+
+/** Folds a trail (ordered by seq) into the state it implies; undefined for an empty trail. */
+export function replayEvidence(trail: readonly EvidenceRecord[]): ReplayedState | undefined {
+  const first = trail[0];
+  const last = trail.at(-1);
+  if (first === undefined || last === undefined) return undefined;
+  return {
+    state: last.toState,
+    version: last.seq,
+    attempts: last.attempt,
+    lastReason: last.reason,
+    updatedAt: last.at,
+    createdAt: first.at,
+    providerMessageId: last.providerMessageId,
+    closed: last.reason === ReasonCode.statusHorizon,
+  };
+}
+
+/** Problems of one key's trail against its stored record (empty when the trail is sound). */
+export function trailProblems(record: NotificationRecord, trail: readonly EvidenceRecord[]): string[] {
+  const key = record.idempotencyKey;
+  const problems: string[] = [];
+  const sorted = [...trail].sort((a, b) => a.seq - b.seq);
+  if (sorted.length !== record.version) {
+    problems.push(`${key}: ${sorted.length} evidence records for version ${record.version}`);
+  }
+  sorted.forEach((e, i) => {
+    if (e.seq !== i + 1) problems.push(`${key}: evidence seq ${e.seq} at position ${i + 1}`);
+    const previous = sorted[i - 1];
+    const expectedFrom = previous === undefined ? null : previous.toState;
+    if (e.fromState !== expectedFrom) {
+      problems.push(`${key}: seq ${e.seq} from ${e.fromState ?? 'none'}, previous ended in ${expectedFrom}`);
+    }
+    const rule = findTransition(e.fromState, e.toState, e.reason);
+    if (!rule?.actors.includes(e.actor)) {
+      problems.push(
+        `${key}: seq ${e.seq} ${e.fromState}->${e.toState} (${e.reason}, ${e.actor}) not allowed`,
+      );
+    }
+    if (e.eventId !== record.eventId || e.destinationFingerprint !== record.destinationFingerprint) {
+      problems.push(`${key}: seq ${e.seq} belongs to another event or destination`);
+    }
+  });
+  const replayed = replayEvidence(sorted);
+  if (replayed === undefined) return [...problems, `${key}: no evidence`];
+  const stored: ReplayedState = {
+    state: record.state,
+    version: record.version,
+    attempts: record.attempts,
+    lastReason: record.lastReason,
+    updatedAt: record.updatedAt,
+    createdAt: record.createdAt,
+    providerMessageId: record.provider.messageId,
+    closed: record.closed,
+  };
+  for (const field of Object.keys(stored) as (keyof ReplayedState)[]) {
+    if (stored[field] !== replayed[field]) {
+      problems.push(`${key}: replay gives ${field}=${replayed[field]}, stored ${stored[field]}`);
+    }
+  }
+  return problems;
+}
+
+/** Every state change has exactly one evidence record, gap-free, and the replay equals the stored record. */
+export function checkEvidence(
+  commands: readonly NotificationRecord[],
+  evidence: readonly EvidenceRecord[],
+): InvariantResult {
+  const byKey = new Map<string, EvidenceRecord[]>();
+  for (const e of evidence) {
+    const list = byKey.get(e.idempotencyKey) ?? [];
+    list.push(e);
+    byKey.set(e.idempotencyKey, list);
+  }
+  const keysWithProblems: string[] = [];
+  const commandKeys = new Set<string>();
+  for (const record of commands) {
+    commandKeys.add(record.idempotencyKey);
+    const problems = trailProblems(record, byKey.get(record.idempotencyKey) ?? []);
+    if (problems.length) keysWithProblems.push(problems.join('; '));
+  }
+  for (const key of byKey.keys()) {
+    if (!commandKeys.has(key)) keysWithProblems.push(`${key}: evidence without a command`);
+  }
+  return result(
+    'evidence',
+    'keys whose evidence is incomplete or does not replay to the stored state',
+    keysWithProblems,
+  );
+}
+
+/**
+ * Agreement of the stored outcome with the provider: a command that says the provider took it
+ * (`sent`, `delivered`, `undelivered`) names a message the ledger holds for that key, and no message
+ * belongs to a key the store does not know.
+ */
+export function checkLedgerAgreement(
+  commands: readonly NotificationRecord[],
+  ledger: readonly LedgerEntry[],
+): InvariantResult {
+  const ledgerById = new Map(ledger.map((m) => [m.id, m]));
+  const known = new Set(commands.map((c) => c.idempotencyKey));
+  const problems: string[] = [];
+  for (const record of commands) {
+    if (!['sent', 'delivered', 'undelivered'].includes(record.state)) continue;
+    const id = record.provider.messageId;
+    const message = id === undefined ? undefined : ledgerById.get(id);
+    if (message === undefined || keyOfReference(message.client_reference) !== record.idempotencyKey) {
+      problems.push(`${record.idempotencyKey}: ${record.state} but the provider has no such message`);
+    }
+  }
+  for (const message of ledger) {
+    const key = keyOfReference(message.client_reference);
+    if (key === null || !known.has(key))
+      problems.push(`message ${message.id} for unknown key ${key ?? '(none)'}`);
+  }
+  return result('ledger_mismatch', 'outcomes the provider ledger contradicts', problems);
+}
+
+/**
+ * API behaviour under concurrency: at most one 202 per key, one payload wins (2xx) and the other
+ * gets 409, a rejected (too late) request stores nothing, and no response is unexpected.
+ */
+export function checkAdmissions(
+  admissions: readonly AdmissionObservation[],
+  commands: readonly NotificationRecord[],
+): InvariantResult {
+  const stored = new Set(commands.map((c) => c.idempotencyKey));
+  const problems: string[] = [];
+  for (const event of admissions) {
+    const key = event.idempotencyKey;
+    const isStored = stored.has(key);
+    const statuses = event.responses.map((r) => r.status);
+    const unexpected = statuses.filter((s) => ![200, 202, 409, 422].includes(s) && s < 500);
+    if (unexpected.length) problems.push(`${key}: unexpected statuses ${unexpected.join(',')}`);
+    if (statuses.filter((s) => s === 202).length > 1) problems.push(`${key}: more than one 202`);
+    const winners = new Set(event.responses.filter((r) => r.status < 300).map((r) => r.variant));
+    if (winners.size > 1) problems.push(`${key}: both payloads were accepted`);
+    for (const r of event.responses) {
+      if (r.status === 409 && winners.has(r.variant)) problems.push(`${key}: 409 for the accepted payload`);
+      if (r.status === 409 && !isStored) problems.push(`${key}: 409 but nothing is stored`);
+      if (r.status === 422 && r.code !== 'already_expired') problems.push(`${key}: 422 ${r.code ?? ''}`);
+    }
+    if (!isStored && winners.size > 0) problems.push(`${key}: 2xx but nothing is stored`);
+    if (event.kind === 'too_late') {
+      if (isStored) problems.push(`${key}: rejected as too late but stored`);
+      if (statuses.some((s) => s !== 422 && s < 500)) problems.push(`${key}: too late but not rejected`);
+    }
+  }
+  return result('admission', 'admission anomalies (responses that disagree with the store)', problems);
+}
+
+const DIGIT_RUN = /\+?\d{4,}/g;
+const TOKEN_PARAM = /[?&]token=([^&#\s]+)/;
+
+function percentDecoded(text: string): string {
+  if (!text.includes('%')) return text;
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+    String.fromCharCode(Number.parseInt(hex, 16)),
+  );
+}
+
+/** Which kind of secret `text` contains, if any. Matching is exact (whole digit runs, whole tokens). */
+export function createLeakDetector(secrets: PrivacySecrets): (text: string) => string | undefined {
+  const digits = new Map<string, string>();
+  for (const phone of secrets.phones) {
+    digits.set(phone, 'phone number');
+    digits.set(phone.replace(/^\+/, ''), 'phone number');
+  }
+  for (const code of secrets.codes) digits.set(code, 'code');
+  const tokens: string[] = [];
+  const hosts = new Set<string>();
+  for (const url of secrets.urls) {
+    const token = TOKEN_PARAM.exec(url)?.[1];
+    if (token) tokens.push(token);
+    try {
+      hosts.add(new URL(url).host);
+    } catch {
+      tokens.push(url);
+    }
+  }
+  return (raw) => {
+    for (const text of new Set([raw, percentDecoded(raw)])) {
+      for (const match of text.matchAll(DIGIT_RUN)) {
+        const kind = digits.get(match[0]) ?? digits.get(match[0].replace(/^\+/, ''));
+        if (kind) return kind;
+      }
+      for (const host of hosts) if (text.includes(host)) return 'reset URL';
+      for (const token of tokens) if (text.includes(token)) return 'token';
+    }
+    return undefined;
+  };
+}
+
+/** Texts (items, evidence records, log lines) that carry a phone number, code, URL or token. */
+export function checkPrivacy(texts: Iterable<ScannedText>, secrets: PrivacySecrets): InvariantResult {
+  const detect = createLeakDetector(secrets);
+  const problems: string[] = [];
+  for (const { source, text } of texts) {
+    const kind = detect(text);
+    if (kind) problems.push(`${source} contains a ${kind}`);
+  }
+  return result(
+    'privacy',
+    'items, evidence records and log lines carrying a phone, code, URL or token',
+    problems,
+  );
+}
+
+/** The texts of a dataset the privacy scan reads. */
+export function* scannedTexts(dataset: ChaosDataset): Generator<ScannedText> {
+  for (const [i, item] of dataset.items.entries())
+    yield { source: `stored item ${i}`, text: JSON.stringify(item) };
+  for (const e of dataset.evidence)
+    yield { source: `evidence ${e.idempotencyKey}#${e.seq}`, text: JSON.stringify(e) };
+  for (const [i, line] of dataset.logLines.entries()) yield { source: `log line ${i}`, text: line };
+  for (const m of dataset.ledger) yield { source: `ledger entry ${m.id}`, text: JSON.stringify(m) };
+}
+
+/** Every invariant, in the order the summary prints them. */
+export function checkAll(dataset: ChaosDataset): InvariantResult[] {
+  return [
+    checkDuplicates(dataset.ledger),
+    checkPostExpirySends(dataset.requests, dataset.commands, dataset.dispatchMarginMs),
+    checkValidity(dataset.ledger, dataset.commands, dataset.evidence),
+    checkLost(dataset.commands),
+    checkEvidence(dataset.commands, dataset.evidence),
+    checkLedgerAgreement(dataset.commands, dataset.ledger),
+    checkAdmissions(dataset.admissions, dataset.commands),
+    checkPrivacy(scannedTexts(dataset), dataset.secrets),
+  ];
+}

@@ -1,0 +1,143 @@
+/**
+ * An in-memory {@link NotificationStore} with the DynamoDB adapter's semantics: admission is a
+ * conditional put, every transition is guarded by state and version and writes its evidence record
+ * atomically, a final record loses its sealed payload, `reschedule` moves only `dueAt`, and `due`
+ * lists only items that carry a `dueAt` (the sparse index). For model-based tests.
+ */
+import {
+  type AppliedTransition,
+  type EpochMs,
+  type EvidenceRecord,
+  isFinal,
+  type NotificationRecord,
+} from '../../shared/domain/notification.js';
+import type {
+  AdmitResult,
+  DuePage,
+  NotificationStore,
+  StoredCommand,
+  TransitionWriteResult,
+} from '../../shared/ports/store.js';
+
+/** The store operations, as {@link MemoryStoreOptions.beforeOperation} names them. */
+export type StoreOperation = 'admit' | 'get' | 'evidence' | 'byEvent' | 'transition' | 'reschedule' | 'due';
+
+export interface MemoryStoreOptions {
+  /**
+   * Runs before each operation touches the data: may throw (an injected fault: nothing is written,
+   * like a throttled request) or wait (a scheduler deciding the interleaving).
+   */
+  readonly beforeOperation?: (operation: StoreOperation, idempotencyKey?: string) => void | Promise<void>;
+}
+
+interface Entry {
+  record: NotificationRecord;
+  sealedPayload?: string;
+  evidence: EvidenceRecord[];
+}
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** See the module comment. Every read returns copies, so callers cannot mutate stored state. */
+export class MemoryNotificationStore implements NotificationStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly beforeOperation: MemoryStoreOptions['beforeOperation'];
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.beforeOperation = options.beforeOperation;
+  }
+
+  async admit(
+    record: NotificationRecord,
+    evidence: EvidenceRecord,
+    sealedPayload: string,
+  ): Promise<AdmitResult> {
+    await this.beforeOperation?.('admit', record.idempotencyKey);
+    const existing = this.entries.get(record.idempotencyKey);
+    if (existing) return { kind: 'exists', stored: this.stored(existing) };
+    this.entries.set(record.idempotencyKey, {
+      record: copy(record),
+      sealedPayload,
+      evidence: [copy(evidence)],
+    });
+    return { kind: 'admitted', stored: { record: copy(record), sealedPayload } };
+  }
+
+  async get(idempotencyKey: string): Promise<StoredCommand | undefined> {
+    await this.beforeOperation?.('get', idempotencyKey);
+    const entry = this.entries.get(idempotencyKey);
+    return entry ? this.stored(entry) : undefined;
+  }
+
+  async evidence(idempotencyKey: string): Promise<EvidenceRecord[]> {
+    await this.beforeOperation?.('evidence', idempotencyKey);
+    return copy(this.entries.get(idempotencyKey)?.evidence ?? []).sort((a, b) => a.seq - b.seq);
+  }
+
+  async byEvent(eventId: string): Promise<NotificationRecord[]> {
+    await this.beforeOperation?.('byEvent');
+    return [...this.entries.values()].filter((e) => e.record.eventId === eventId).map((e) => copy(e.record));
+  }
+
+  async transition(applied: AppliedTransition): Promise<TransitionWriteResult> {
+    const { previous, next, evidence } = applied;
+    await this.beforeOperation?.('transition', previous.idempotencyKey);
+    const entry = this.entries.get(previous.idempotencyKey);
+    // The same guard as the DynamoDB transaction: state and version, and a new evidence seq.
+    if (
+      !entry ||
+      entry.record.state !== previous.state ||
+      entry.record.version !== previous.version ||
+      entry.evidence.some((e) => e.seq === evidence.seq)
+    ) {
+      return { kind: 'stale', current: entry ? copy(entry.record) : undefined };
+    }
+    entry.record = copy(next);
+    entry.evidence.push(copy(evidence));
+    if (isFinal(next)) delete entry.sealedPayload;
+    return { kind: 'written', record: copy(next) };
+  }
+
+  async reschedule(record: NotificationRecord, dueAt: EpochMs): Promise<TransitionWriteResult> {
+    await this.beforeOperation?.('reschedule', record.idempotencyKey);
+    const entry = this.entries.get(record.idempotencyKey);
+    if (!entry || entry.record.state !== record.state || entry.record.version !== record.version) {
+      return { kind: 'stale', current: entry ? copy(entry.record) : undefined };
+    }
+    entry.record = { ...entry.record, dueAt };
+    return { kind: 'written', record: { ...copy(record), dueAt } };
+  }
+
+  async due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage> {
+    await this.beforeOperation?.('due');
+    const due = [...this.entries.values()]
+      .map((e) => e.record)
+      .filter((r) => r.dueAt !== undefined && r.dueAt <= now)
+      .sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.idempotencyKey.localeCompare(b.idempotencyKey));
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const items = due.slice(start, start + limit).map(copy);
+    const end = start + items.length;
+    return end < due.length ? { items, cursor: String(end) } : { items };
+  }
+
+  /** Every stored command (test inspection; no hook). */
+  records(): NotificationRecord[] {
+    return [...this.entries.values()].map((e) => copy(e.record));
+  }
+
+  /** Every evidence record of every command (test inspection; no hook). */
+  allEvidence(): EvidenceRecord[] {
+    return [...this.entries.values()].flatMap((e) => copy(e.evidence));
+  }
+
+  /** The sealed payload of a command, if it still has one (test inspection; no hook). */
+  sealedPayloadOf(idempotencyKey: string): string | undefined {
+    return this.entries.get(idempotencyKey)?.sealedPayload;
+  }
+
+  private stored(entry: Entry): StoredCommand {
+    return entry.sealedPayload === undefined
+      ? { record: copy(entry.record) }
+      : { record: copy(entry.record), sealedPayload: entry.sealedPayload };
+  }
+}
