@@ -9,7 +9,7 @@ import {
 import { parseDispatchBody } from '../../shared/adapters/sqs/dispatch-queue.js';
 import type { Clock } from '../../shared/domain/clock.js';
 import type { NotificationStore } from '../../shared/ports/store.js';
-import { formatDuration, type TextOut, table, writeJson } from './output.js';
+import { formatAge, type TextOut, table, writeJson } from './output.js';
 
 /** What the DLQ commands need. `store` is optional: with it, each message shows its key's current state. */
 export interface DlqDeps {
@@ -117,7 +117,7 @@ function render(entries: readonly DlqEntry[]): string {
     ...entries.map((e) => [
       e.message_id,
       e.sent_at ?? '-',
-      e.age_seconds === null ? '-' : formatDuration(e.age_seconds * 1000),
+      e.age_seconds === null ? '-' : formatAge(e.age_seconds),
       e.receive_count === null ? '-' : String(e.receive_count),
       e.idempotency_key ?? '(not a dispatch message)',
       e.version === null ? '-' : String(e.version),

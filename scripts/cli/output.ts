@@ -58,3 +58,10 @@ export function formatDuration(ms: number): string {
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
+
+/** `9s`, `1m 05s`, `2h 03m`: an age in whole seconds. */
+export function formatAge(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  return formatDuration(s * 1000);
+}

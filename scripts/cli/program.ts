@@ -167,8 +167,8 @@ export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }):
   evidence
     .command('export')
     .description(
-      'export evidence records in time order (at, then key, then seq) with a trailing manifest;\n' +
-        'never phone numbers, params or tokens. Schema: docs/operations.md',
+      'export evidence records in time order (at, then key, then seq) with a trailing manifest; ' +
+        'never phone numbers, params or tokens (schema: docs/operations.md)',
     )
     .requiredOption('--from <iso>', 'start of the time range, inclusive (ISO-8601)')
     .requiredOption('--to <iso>', 'end of the time range, exclusive (ISO-8601)')
@@ -241,7 +241,7 @@ export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }):
   dlq
     .command('redrive')
     .description(
-      'send DLQ messages back to the dispatch queue (the normal path), then delete them from the DLQ;\n' +
+      'send DLQ messages back to the dispatch queue (the normal path), then delete them from the DLQ; ' +
         'safe because the sender is idempotent: a key that was already sent is not sent again',
     )
     .option('--dry-run', 'only print what would move')
@@ -261,7 +261,7 @@ export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }):
   program
     .command('reconcile')
     .description(
-      'without --now: list what the reconciler would look at now (read-only);\n' +
+      'without --now: list what the reconciler would look at now (read-only); ' +
         'with --now: run one reconciler pass (reads provider status, never sends)',
     )
     .option('--now', 'run one reconciler pass now')

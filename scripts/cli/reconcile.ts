@@ -2,7 +2,7 @@ import type { Clock } from '../../shared/domain/clock.js';
 import type { NotificationRecord } from '../../shared/domain/notification.js';
 import type { NotificationStore } from '../../shared/ports/store.js';
 import type { ReconcileSummary } from '../../shared/usecases/reconcile-due.js';
-import { formatDuration, type TextOut, table, writeJson } from './output.js';
+import { formatAge, formatDuration, type TextOut, table, writeJson } from './output.js';
 
 /** What `reconcile` needs: the store for the due list, and (for `--now`) a way to run one pass. */
 export interface ReconcileCliDeps {
@@ -101,7 +101,7 @@ function renderDue(due: readonly DueEntry[]): string {
       String(d.attempts),
       String(d.checks),
       d.due_at ?? '-',
-      d.unknown_for_seconds === null ? '-' : formatDuration(d.unknown_for_seconds * 1000),
+      d.unknown_for_seconds === null ? '-' : formatAge(d.unknown_for_seconds),
       d.last_reason,
     ]),
   ]);

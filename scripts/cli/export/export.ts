@@ -128,7 +128,7 @@ export async function runExport(deps: ExportDeps, options: ExportOptions): Promi
       );
     }
     const total = sorter.count;
-    deps.progress.update(`read ${itemsRead} items: ${total} records to write`);
+    deps.progress.done(`read ${itemsRead} items: ${total} records match`);
 
     const hash = createHash('sha256');
     file = new BufferedFile(await open(partial, 'w', 0o600));
