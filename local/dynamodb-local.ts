@@ -65,6 +65,10 @@ export async function startDynamoDbLocal(
   child.stderr?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
   });
+  // The JVM does not notice its parent dying: take it down with this process, however it exits.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   const exited = new Promise<never>((_, reject) => {
     child.once('exit', (code) =>
       reject(new Error(`DynamoDB Local exited (${code}) during start:\n${output}`)),

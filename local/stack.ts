@@ -114,6 +114,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sim = await startSimulator({
       port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
       fingerprint: (e164) => fingerprinter.destination(e164),
+      ...(options.dataDir ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl') } : {}),
       ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
     });
     stops.push(sim.stop);

@@ -31,7 +31,9 @@
  * Privacy: log lines carry only sids, client references and codes; the ledger carries a
  * destination fingerprint, never the number or the body.
  */
+
 import { createHmac, randomBytes } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type FaultMode, FaultSchedule, parseFaultPlans } from './faults.js';
@@ -59,6 +61,12 @@ export interface SimulatorOptions {
   readonly fingerprint?: (e164: string) => string;
   /** Receives one line per notable event; lines never carry a number or a body. */
   readonly log?: (line: string) => void;
+  /**
+   * Keep accepted messages in this JSONL file across restarts, as a real provider would (without
+   * it, a restarted stack with a kept table could conclude "absent" for a message that exists).
+   * Numbers and bodies are not written (only the destination fingerprint): they are personal data and the secret.
+   */
+  readonly ledgerFile?: string;
 }
 
 /** A started simulator. */
@@ -253,6 +261,15 @@ const LIST_FILTERS = ['To', 'From', 'DateSent', 'DateSent>', 'DateSent<'] as con
  *   retry_after_seconds?}` or an array of them, replacing the current plans); `POST /_sim/reset`
  *   (clears ledger, requests, callbacks, faults and pending callbacks; held requests stay held).
  */
+/** Reads a ledger file written by a previous run; a missing file is an empty ledger. */
+function loadLedger(file: string): StoredMessage[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as StoredMessage);
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const host = options.host ?? '127.0.0.1';
   const delays = options.statusDelaysMs ?? DEFAULT_STATUS_DELAYS;
@@ -268,6 +285,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const held = new Set<ServerResponse>();
   const stopping = new AbortController();
   let seq = 0;
+  if (options.ledgerFile) {
+    for (const message of loadLedger(options.ledgerFile)) {
+      messages.push(message);
+      bySid.set(message.sid, message);
+      seq = Math.max(seq, message.seq);
+    }
+  }
 
   const hold = (res: ServerResponse, what: string) => {
     // Never answered: the socket stays open until the client gives up or stop() destroys it.
@@ -345,6 +369,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     };
     messages.push(message);
     bySid.set(message.sid, message);
+    if (options.ledgerFile)
+      appendFileSync(options.ledgerFile, `${JSON.stringify({ ...message, to: '', body: '' })}\n`);
     scheduleCallbacks(message, authToken);
     return message;
   };
@@ -432,7 +458,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const matching = messages
       .filter((m) => {
         if (m.accountSid !== accountSid) return false;
-        if (to !== null && m.to !== to) return false;
+        // Messages reloaded from the ledger file carry only the fingerprint of their number.
+        if (to !== null && m.to !== to && !(m.to === '' && m.destinationFingerprint === fingerprint(to)))
+          return false;
         if (from !== null && m.from !== from) return false;
         if (onDay || fromBound || toBound) {
           const sentAt = stateAt(m, now).sentAt;
@@ -563,6 +591,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         log('faults cleared');
         return sendJson(res, 200, { faults: [] });
       case 'POST /_sim/reset':
+        if (options.ledgerFile) writeFileSync(options.ledgerFile, '');
         messages.length = 0;
         bySid.clear();
         requests.length = 0;

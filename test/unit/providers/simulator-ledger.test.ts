@@ -1,0 +1,57 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSimulator } from '../../../local/simulator/server.js';
+import { systemClock } from '../../../shared/domain/clock.js';
+import { createTwilioProvider } from '../../../shared/providers/twilio/index.js';
+
+let dir: string | undefined;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const providerFor = (url: string) =>
+  createTwilioProvider({
+    baseUrl: url,
+    accountSid: 'ACtest',
+    authToken: 'token',
+    from: '+15005550006',
+    clock: systemClock,
+    lookupTimeoutMs: 2_000,
+  });
+
+describe('simulator ledger file', () => {
+  it('keeps accepted messages across a restart, so a lookup still finds them, without storing bodies', async () => {
+    // Prepare
+    dir = await mkdtemp(join(tmpdir(), 'sim-ledger-'));
+    const ledgerFile = join(dir, 'ledger.jsonl');
+    const first = await startSimulator({ port: 0, ledgerFile });
+    const sent = await providerFor(first.url).send({
+      idempotencyKey: 'k1',
+      attempt: 1,
+      clientReference: 'k1#1',
+      to: '+14155550123',
+      body: 'Your password reset code is 483920.',
+      validityPeriodSeconds: 600,
+      deadline: Date.now() + 2_000,
+    });
+    await first.stop();
+    // Act
+    const second = await startSimulator({ port: 0, ledgerFile });
+    const found = await providerFor(second.url).lookup({
+      clientReference: 'k1#1',
+      to: '+14155550123',
+      notBefore: Date.now() - 60_000,
+    });
+    const ledger = await (await fetch(`${second.url}/_sim/messages`)).json();
+    await second.stop();
+    // Assess
+    expect(sent.kind).toBe('accepted');
+    expect(found).toMatchObject({ kind: 'found', messageId: sent.kind === 'accepted' ? sent.messageId : '' });
+    expect((ledger as { messages: unknown[] }).messages).toHaveLength(1);
+    const file = await readFile(ledgerFile, 'utf8');
+    expect(file).not.toContain('483920');
+    expect(file).not.toContain('4155550123');
+  });
+});
