@@ -65,6 +65,7 @@ export interface SimulatorOptions {
    * Keep accepted messages in this JSONL file across restarts, as a real provider would (without
    * it, a restarted stack with a kept table could conclude "absent" for a message that exists).
    * Numbers and bodies are not written (only the destination fingerprint): they are personal data and the secret.
+   * Give a `fingerprint` that is stable across restarts, or reloaded messages cannot be matched by number.
    */
   readonly ledgerFile?: string;
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,8 @@ import { systemClock } from '../../../shared/domain/clock.js';
 import { createTwilioProvider } from '../../../shared/providers/twilio/index.js';
 
 let dir: string | undefined;
+/** Stable across restarts, as the stack's keyed fingerprinter is with --data-dir. */
+const fingerprint = (e164: string) => `fp-test:${createHash('sha256').update(e164).digest('hex')}`;
 afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -26,7 +29,7 @@ describe('simulator ledger file', () => {
     // Prepare
     dir = await mkdtemp(join(tmpdir(), 'sim-ledger-'));
     const ledgerFile = join(dir, 'ledger.jsonl');
-    const first = await startSimulator({ port: 0, ledgerFile });
+    const first = await startSimulator({ port: 0, ledgerFile, fingerprint });
     const sent = await providerFor(first.url).send({
       idempotencyKey: 'k1',
       attempt: 1,
@@ -38,7 +41,7 @@ describe('simulator ledger file', () => {
     });
     await first.stop();
     // Act
-    const second = await startSimulator({ port: 0, ledgerFile });
+    const second = await startSimulator({ port: 0, ledgerFile, fingerprint });
     const found = await providerFor(second.url).lookup({
       clientReference: 'k1#1',
       to: '+14155550123',
