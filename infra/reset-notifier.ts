@@ -20,7 +20,7 @@ export const SERVICE_NAME = 'reset-notifier';
  * any stack; every prop has a default (see {@link ResetNotifierProps}).
  *
  * Before the first deploy, create the fingerprint key parameter (SecureString, at least 32
- * random bytes, hex or base64) named by `fingerprintKeyParameterName`; see docs/deploy.md.
+ * random bytes, hex or base64) named by `fingerprintKeyParameterName`; see the README, section Deploy.
  */
 export class ResetNotifier extends Construct {
   readonly settings: ResolvedSettings;

@@ -46,7 +46,7 @@ export interface ExportOptions {
   readonly tmpDir?: string;
 }
 
-/** The trailing manifest (docs/operations.md). */
+/** The trailing manifest (README.md, section Operations). */
 export interface ExportManifest {
   readonly schema: string;
   readonly format: ExportFormat;
