@@ -101,6 +101,7 @@ export function formatSummary(
     `outcome: last reasons ${histogram(s.lastReasons)}`,
     `scanned: ${s.storedItems} stored items, ${s.evidenceRecords} evidence records, ${s.logLines} log lines`,
     `load: event-loop delay p99=${s.eventLoopDelayP99Ms} ms max=${s.eventLoopDelayMaxMs} ms`,
+    `timing: sends that reached the provider after their caller gave up=${s.lateArrivals} (worst ${s.lateArrivalMaxMs} ms after); sends started at or after the deadline (sender's clock)=${s.sendsStartedAfterDeadline}`,
     `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}`,
   ];
   for (const invariant of result.invariants) {

@@ -33,6 +33,7 @@ import {
   type LedgerEntry,
   type SendRequestEntry,
 } from './invariants.js';
+import { tapProviderSends } from './provider-tap.js';
 import {
   type ChaosMix,
   DEFAULT_MIX,
@@ -41,6 +42,7 @@ import {
   faultPhase,
   requestBody,
 } from './scenario.js';
+import { type SimulatorThread, startSimulatorThread } from './sim-thread.js';
 
 /**
  * Service timings for the run: a fault plays out in seconds, so the run settles in seconds. The
@@ -51,7 +53,7 @@ import {
 export const CHAOS_ENV: Readonly<Record<string, string>> = {
   PROVIDER_TIMEOUT_MS: '1000',
   PROVIDER_LOOKUP_TIMEOUT_MS: '1500',
-  RECONCILE_SETTLE_SECONDS: '4',
+  RECONCILE_SETTLE_SECONDS: '6',
   STATUS_POLL_SECONDS: '0.2',
   STATUS_HORIZON_SECONDS: '30',
   BACKOFF_BASE_MS: '200',
@@ -61,6 +63,9 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
   QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
   DISPATCH_MARGIN_SECONDS: '5',
   MAX_RECEIVE_COUNT: '5',
+  // Nothing in the local stack consumes status callbacks; aimed at a closed port they fail at once
+  // instead of doubling the simulator's request load (which delays real sends by seconds).
+  PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
 };
 
 /** Options of {@link runChaos}. */
@@ -115,6 +120,11 @@ export interface ChaosStats {
   settleMs: number;
   totalMs: number;
   settled: boolean;
+  /** Send requests that reached the provider after their caller had given up, and the worst delay. */
+  lateArrivals: number;
+  lateArrivalMaxMs: number;
+  /** Send requests the sender started at or after the dispatch deadline (its own clock). */
+  sendsStartedAfterDeadline: number;
   /** Event-loop delay of the one process running the whole stack (99th percentile and max, ms). */
   eventLoopDelayP99Ms: number;
   eventLoopDelayMaxMs: number;
@@ -140,6 +150,8 @@ export interface ChaosRunResult {
   readonly passed: boolean;
 }
 
+/** Fast status progress: `sent` after 20 ms, `delivered` after 100 ms, so one status poll settles a key. */
+const SIMULATOR_DELAYS = { sent: 20, delivered: 100 };
 const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -155,10 +167,18 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   const crash = createCrashInjector(seed, mix.crashProbability);
   const throttle = createThrottleInjector(seed, mix.throttleProbability, mix.retriedThrottleProbability);
   const env = { ...CHAOS_ENV, ...(options.env ?? {}) };
+  // The provider runs in its own thread, and the provider adapter's requests are sent there: the tap
+  // is installed before the stack starts, because the adapter picks up the global fetch when built.
+  let simulator: SimulatorThread | undefined;
+  let tap: ReturnType<typeof tapProviderSends> | undefined;
   let stack: LocalStack | undefined;
   let dynamodb: DynamoDBClient | undefined;
   let sqs: SQSClient | undefined;
   try {
+    simulator = await startSimulatorThread(SIMULATOR_DELAYS);
+    const simUrl = simulator.url;
+    tap = tapProviderSends({ redirectTo: simUrl });
+    const calls = tap.calls;
     stack = await startLocalStack({
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
       ...(options.sqsEndpoint ? { sqsEndpoint: options.sqsEndpoint } : {}),
@@ -168,7 +188,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       env,
       reconcileIntervalMs: options.reconcileIntervalMs ?? 300,
       senderConcurrency: options.senderConcurrency ?? 6,
-      simulatorStatusDelaysMs: { sent: 20, delivered: 100 },
+      simulatorStatusDelaysMs: SIMULATOR_DELAYS,
       onStep: crash.hook,
       wrapDynamoClient: throttle.wrap,
       sqsDuplicateProbability: mix.sqsDuplicateProbability,
@@ -189,7 +209,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       credentials: localCredentials,
     });
     const sqsClient = sqs;
-    say(`chaos: stack up in ${Date.now() - started} ms (api ${running.apiUrl}, simulator ${running.simUrl})`);
+    say(`chaos: stack up in ${Date.now() - started} ms (api ${running.apiUrl}, simulator ${simUrl})`);
 
     const stats: ChaosStats = {
       events: 0,
@@ -217,6 +237,9 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       settleMs: 0,
       totalMs: 0,
       settled: false,
+      lateArrivals: 0,
+      lateArrivalMaxMs: 0,
+      sendsStartedAfterDeadline: 0,
       eventLoopDelayP99Ms: 0,
       eventLoopDelayMaxMs: 0,
     };
@@ -239,7 +262,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         const name = phase.mode ?? 'none';
         stats.faultPhases[name] = (stats.faultPhases[name] ?? 0) + 1;
         await setFaults(
-          running.simUrl,
+          simUrl,
           phase.mode === null
             ? null
             : {
@@ -350,7 +373,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     // Settle: the outage ends (faults cleared), then every admitted key must become final.
     phasesRunning = false;
     await phaseLoop;
-    await setFaults(running.simUrl, null);
+    await setFaults(simUrl, null);
     const settleStart = Date.now();
     const settleTimeout = options.settleTimeoutMs ?? 180_000;
     const pending = new Set(admitted);
@@ -368,8 +391,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
     // Collect what the run left behind.
     const [ledger, requests, items] = await Promise.all([
-      simList<LedgerEntry>(running.simUrl, 'messages'),
-      simList<SendRequestEntry>(running.simUrl, 'requests'),
+      simList<LedgerEntry>(simUrl, 'messages'),
+      simList<SendRequestEntry>(simUrl, 'requests'),
       scanAll(dynamodb, running.tableName),
     ]);
     const commands: NotificationRecord[] = [];
@@ -421,6 +444,21 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       const fault = r.fault ?? 'none';
       stats.faultsFired[fault] = (stats.faultsFired[fault] ?? 0) + 1;
     }
+    const deadlines = new Map(
+      commands.map((c) => [c.idempotencyKey, c.expiresAt - dataset.dispatchMarginMs]),
+    );
+    for (const r of requests) {
+      const call = r.client_reference === null ? undefined : calls.get(r.client_reference);
+      const late = call?.gaveUp && call.endedAt !== undefined ? Date.parse(r.received_at) - call.endedAt : 0;
+      if (late > 0) {
+        stats.lateArrivals++;
+        stats.lateArrivalMaxMs = Math.max(stats.lateArrivalMaxMs, late);
+      }
+    }
+    for (const [reference, call] of calls) {
+      const deadline = deadlines.get(keyOfReference(reference) ?? '');
+      if (deadline !== undefined && call.startedAt >= deadline) stats.sendsStartedAfterDeadline++;
+    }
     stats.providerSends = requests.length;
     stats.providerMessages = ledger.length;
     stats.logLines = logLines.length;
@@ -451,6 +489,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     dynamodb?.destroy();
     sqs?.destroy();
     await stack?.stop();
+    tap?.restore();
+    await simulator?.stop();
   }
 }
 

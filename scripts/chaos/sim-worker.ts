@@ -1,0 +1,13 @@
+/**
+ * Worker-thread entry: the provider simulator on its own event loop, as a remote provider would be.
+ * Reports its URL, stops on 'stop'.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { startSimulator } from '../../local/simulator/server.js';
+
+const options = workerData as { statusDelaysMs: { sent: number; delivered: number } };
+const sim = await startSimulator({ port: 0, statusDelaysMs: options.statusDelaysMs });
+parentPort?.on('message', (message) => {
+  if (message === 'stop') void sim.stop().then(() => parentPort?.close());
+});
+parentPort?.postMessage({ url: sim.url });

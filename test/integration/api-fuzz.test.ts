@@ -1,0 +1,322 @@
+/**
+ * API fuzzing (fast-check) against the real API handler on DynamoDB Local: random and malformed
+ * bodies, headers, keys, unicode, huge numbers, past and future dates. Never a 5xx, the documented
+ * error shape on every 4xx, and nothing stored for any rejected request.
+ */
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/domain/idempotency-key.js';
+import { startApiHarness } from '../support/api-harness.js';
+import { aRequestBody as aValidBody } from '../support/fixtures.js';
+
+type Harness = Awaited<ReturnType<typeof startApiHarness>>;
+let api: Harness;
+/** How many commands the table must hold: one per 202 seen so far. */
+let admittedSoFar = 0;
+
+beforeAll(async () => {
+  api = await startApiHarness();
+});
+afterAll(async () => {
+  await api.stop();
+});
+
+/** A phone and code of their own: the schema's own example number must not count as an echo. */
+const FUZZ_PHONE = '+14155550188';
+const FUZZ_CODE = '90817263';
+const aRequestBody = (overrides: Record<string, unknown> = {}) =>
+  aValidBody({ destination: { phone: FUZZ_PHONE }, params: { code: FUZZ_CODE }, ...overrides });
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 0) || 200;
+
+async function itemCount(): Promise<number> {
+  let count = 0;
+  let start: Record<string, never> | undefined;
+  do {
+    const out = await api.client.send(
+      new ScanCommand({
+        TableName: api.tableName,
+        Select: 'COUNT',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    count += out.Count ?? 0;
+    start = out.LastEvaluatedKey as Record<string, never> | undefined;
+  } while (start);
+  return count;
+}
+
+/** The documented error body: `{code, message, errors?: [{path, message}]}` and nothing else. */
+function expectErrorShape(body: unknown) {
+  expect(body).toEqual(
+    expect.objectContaining({ code: expect.stringMatching(/^[a-z_]+$/), message: expect.any(String) }),
+  );
+  const { code: _code, message: _message, errors, ...rest } = body as Record<string, unknown>;
+  expect(rest).toEqual({});
+  if (errors !== undefined) {
+    expect(Array.isArray(errors)).toBe(true);
+    for (const e of errors as unknown[]) {
+      expect(e).toEqual({ path: expect.any(String), message: expect.any(String) });
+    }
+  }
+}
+
+interface Sent {
+  readonly status: number;
+  readonly body: unknown;
+  readonly text: string;
+}
+
+/**
+ * Sends one request and checks what holds for every request: no 5xx, JSON, the error shape on 4xx,
+ * one more stored command per 202 and no other change, and no secret echoed back in an error.
+ */
+async function send(
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array },
+): Promise<Sent | undefined> {
+  let response: Response;
+  try {
+    response = await fetch(`${api.url}${path}`, {
+      method: init.method ?? 'POST',
+      headers: init.headers ?? {},
+      ...(init.body === undefined ? {} : { body: init.body }),
+    });
+  } catch (error) {
+    // fetch itself refuses some header values (not latin1, control characters): nothing was sent.
+    if (error instanceof TypeError) return undefined;
+    throw error;
+  }
+  const text = await response.text();
+  // Assess the invariants of every response.
+  expect(response.status, text).toBeLessThan(500);
+  const body = JSON.parse(text) as unknown;
+  if (response.status >= 400) {
+    expectErrorShape(body);
+    expect(text).not.toContain(FUZZ_PHONE);
+    expect(text).not.toContain(FUZZ_CODE);
+  }
+  if (response.status === 202) admittedSoFar++;
+  expect(await itemCount()).toBe(admittedSoFar);
+  expect(api.errors).toEqual([]);
+  return { status: response.status, body, text };
+}
+
+const json = { 'content-type': 'application/json' };
+
+/** Awkward values: unicode, huge and tiny numbers, wrong types, deep and long structures. */
+const weirdValue = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '+',
+    '+1',
+    '\u202e+14155550123',
+    '＋１４１５５５５０１２３',
+    '🙂'.repeat(20),
+    'x'.repeat(20_000),
+  ),
+  fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, -0, 0.1, 123456789012345678901234567890),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 5 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }),
+);
+
+/** ISO-like dates from far past to far future, with and without zones, plus malformed ones. */
+const dateText = fc.oneof(
+  fc
+    .date({
+      min: new Date(-8_640_000_000_000_000),
+      max: new Date(8_640_000_000_000_000),
+      noInvalidDate: true,
+    })
+    .map((d) => d.toISOString()),
+  fc
+    .tuple(fc.integer({ min: -48, max: 48 }), fc.constantFrom('Z', '+00:00', '-05:00', '+14:00', '', '+2400'))
+    .map(([hours, zone]) => `${new Date(Date.now() + hours * 3_600_000).toISOString().slice(0, 19)}${zone}`),
+  fc.constantFrom(
+    '2026-02-30T10:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+    '0000-01-01T00:00:00Z',
+    'tomorrow',
+    '1e10',
+    '',
+  ),
+);
+
+/** A real instant in RFC 3339 form with a zone (what the API accepts as a date-time), else undefined. */
+function instantOf(text: string): number | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+  if (!match) return undefined;
+  // Date.parse rolls 2026-02-30 over into March; a calendar date that does not exist is not an instant.
+  const [, y, m, d] = match;
+  const day = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  if (day.getUTCMonth() !== Number(m) - 1 || day.getUTCDate() !== Number(d)) return undefined;
+  return Date.parse(text);
+}
+
+const FIELDS = [
+  'event_id',
+  'channel',
+  'template',
+  'locale',
+  'destination',
+  'destination.phone',
+  'expires_at',
+  'params',
+  'params.code',
+  'params.reset_url',
+  'unexpected',
+] as const;
+
+/** A valid body with one field replaced (or removed, or added). */
+function mutated(field: (typeof FIELDS)[number], value: unknown, remove: boolean): Record<string, unknown> {
+  const body = aRequestBody() as Record<string, unknown>;
+  const [top, inner] = field.split('.') as [string, string | undefined];
+  if (inner === undefined) {
+    if (remove) delete body[top];
+    else body[top] = value;
+    return body;
+  }
+  const nested = { ...((body[top] as Record<string, unknown> | undefined) ?? {}) };
+  if (remove) delete nested[inner];
+  else nested[inner] = value;
+  body[top] = nested;
+  return body;
+}
+
+describe('API fuzzing: never a 5xx, the error shape every time, nothing stored when rejected', () => {
+  it('random bytes, text and JSON with random content types', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: 'grapheme', maxLength: 200 }),
+          fc.json({ maxDepth: 4 }),
+          fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? 'null'),
+          fc.uint8Array({ maxLength: 300 }),
+          fc.constantFrom('{', '{"event_id":', '[]', 'null', '"x"', '{}', `{"a":"${'x'.repeat(17_000)}"}`),
+        ),
+        fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'APPLICATION/JSON',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'application/jsonx',
+          'multipart/form-data; boundary=x',
+        ),
+        async (body, contentType) => {
+          const sent = await send('/v1/notifications', { headers: { 'content-type': contentType }, body });
+          // A random body is never a valid notification.
+          if (sent) expect(sent.status).toBeGreaterThanOrEqual(400);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('a valid body with one field replaced by an awkward value, removed, or an unknown field added', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...FIELDS), weirdValue, fc.boolean(), async (field, value, remove) => {
+        const sent = await send('/v1/notifications', {
+          headers: json,
+          body: JSON.stringify(mutated(field, value, remove)),
+        });
+        expect([202, 400, 413, 422]).toContain(sent?.status);
+        if (field === 'unexpected' && !remove) expect(sent?.status).not.toBe(202);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('expires_at from the far past to the far future: admitted only inside the window', async () => {
+    await fc.assert(
+      fc.asyncProperty(dateText, async (expiresAt) => {
+        // Act
+        const sent = await send('/v1/notifications', {
+          headers: json,
+          body: JSON.stringify(aRequestBody({ expires_at: expiresAt })),
+        });
+        // Assess: the outcome follows from the parsed instant (boundaries left a generous slack).
+        const at = instantOf(expiresAt);
+        const ahead = (at ?? 0) - Date.now();
+        const code = (sent?.body as { code?: string }).code;
+        if (at === undefined) expect([sent?.status, code]).toEqual([422, 'validation_failed']);
+        else if (ahead < 4_000) expect([sent?.status, code]).toEqual([422, 'already_expired']);
+        else if (ahead > 6_000 && ahead < 24 * 3_600_000 - 60_000) expect(sent?.status).toBe(202);
+        else if (ahead > 24 * 3_600_000 + 60_000)
+          expect([sent?.status, code]).toEqual([422, 'validation_failed']);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('Idempotency-Key headers of any shape: a valid key is used as is, anything else is a 422', async () => {
+    const headerChar = fc.oneof(
+      fc.constantFrom(...'abcXYZ019._:-'),
+      fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+      fc.integer({ min: 0xa0, max: 0xff }).map((c) => String.fromCharCode(c)),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ unit: headerChar, minLength: 1, maxLength: 40 }),
+          fc.string({ unit: headerChar, minLength: 250, maxLength: 300 }),
+        ),
+        async (key) => {
+          const sent = await send('/v1/notifications', {
+            headers: { ...json, 'idempotency-key': key },
+            body: JSON.stringify(aRequestBody()),
+          });
+          if (sent === undefined) return;
+          // fetch and HTTP trim surrounding whitespace from header values.
+          const valid = IDEMPOTENCY_KEY_PATTERN.test(key.trim());
+          if (valid) {
+            expect([202, 409]).toContain(sent.status);
+            if (sent.status === 202)
+              expect((sent.body as { idempotency_key: string }).idempotency_key).toBe(key.trim());
+          } else {
+            expect(sent.status).toBe(422);
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('reads and other methods with random keys, paths and queries never fail', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'POST'),
+        fc.string({ unit: 'grapheme', maxLength: 300 }),
+        fc.constantFrom(
+          '/v1/notifications/{k}',
+          '/v1/notifications/{k}/evidence',
+          '/v1/notifications?event_id={k}',
+          '/v1/{k}',
+          '/{k}',
+        ),
+        async (method, key, template) => {
+          const path = template.replace('{k}', encodeURIComponent(key));
+          // Writes through these routes would change the table; `send` checks they never do.
+          const sent = await send(path, {
+            method,
+            headers: json,
+            ...(method === 'GET' ? {} : { body: '{}' }),
+          });
+          if (method === 'GET' && sent && template.includes('?')) expect([200, 422]).toContain(sent.status);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+});
