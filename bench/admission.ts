@@ -10,6 +10,8 @@
  * Then, untimed, one fresh and one duplicate admission per variant with capacity recording.
  */
 import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   type AttributeValue,
   type ConsumedCapacity,
@@ -27,6 +29,7 @@ import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
 import { DEFAULT_POLICY } from '../shared/domain/policy.js';
 import { createApiHandler } from '../shared/handlers/api-handler.js';
 import { CapacityRecorder, totals } from './capacity-model.js';
+import { profileOps } from './cpu-profile.js';
 import { createPowertoolsApiHandler, ensureIdempotencyTable } from './powertools-admission.js';
 import { fmt, type LatencySummary, median, nowMs, ratio, rotate, runPool, summarize } from './stats.js';
 import {
@@ -193,6 +196,8 @@ function buildVariants(endpoint: string, setup: Setup, template: Record<string, 
 interface ModeResult {
   readonly latency: Record<VariantId, LatencySummary>;
   readonly opsPerSecond: Record<VariantId, number>;
+  /** Node process CPU (user + system) per operation, microseconds (sequential mode only). */
+  readonly cpuUsPerOp?: Record<VariantId, number>;
   /** Per-round (sequential) or per-burst (concurrent) ratios of p50s, then their median. */
   readonly pairedRatios: { readonly bOverA: number; readonly cOverB: number };
 }
@@ -200,13 +205,17 @@ interface ModeResult {
 async function sequential(list: readonly Variant[], rounds: number): Promise<ModeResult> {
   const samples: Record<VariantId, number[]> = { a: [], b: [], c: [] };
   const perRound: Array<Record<VariantId, number>> = [];
+  const cpu = { a: 0, b: 0, c: 0 };
   for (let r = 0; r < rounds; r++) {
     const round = { a: 0, b: 0, c: 0 };
     for (const v of rotate(list, r)) {
       const op = v.prepare();
+      const cpuStart = process.cpuUsage();
       const start = nowMs();
       await op();
       const ms = nowMs() - start;
+      const used = process.cpuUsage(cpuStart);
+      cpu[v.id] += used.user + used.system;
       samples[v.id].push(ms);
       round[v.id] = ms;
     }
@@ -216,6 +225,7 @@ async function sequential(list: readonly Variant[], rounds: number): Promise<Mod
   return {
     latency: { a: summarize(samples.a), b: summarize(samples.b), c: summarize(samples.c) },
     opsPerSecond: { a: ops('a'), b: ops('b'), c: ops('c') },
+    cpuUsPerOp: { a: cpu.a / rounds, b: cpu.b / rounds, c: cpu.c / rounds },
     pairedRatios: {
       bOverA: median(perRound.map((x) => x.b / x.a)),
       cOverB: median(perRound.map((x) => x.c / x.b)),
@@ -348,6 +358,42 @@ async function capacityPerAdmission(
   return rows;
 }
 
+/** Profiles (a) and (b), alternating halves, and lists the buckets by the difference per op. */
+async function profileAB(list: readonly Variant[], opsPerVariant: number) {
+  const root = `${join(dirname(fileURLToPath(import.meta.url)), '..')}/`;
+  const totals: Record<'a' | 'b', Map<string, number>> = { a: new Map(), b: new Map() };
+  for (const half of [0, 1]) {
+    for (const id of half === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+      const variant = list.find((v) => v.id === id) as Variant;
+      const ops = Array.from({ length: opsPerVariant / 2 }, () => variant.prepare());
+      for (const [bucket, us] of await profileOps(ops, root)) {
+        totals[id].set(bucket, (totals[id].get(bucket) ?? 0) + us / 2);
+      }
+    }
+  }
+  const buckets = [...new Set([...totals.a.keys(), ...totals.b.keys()])];
+  const diff = (k: string) => (totals.b.get(k) ?? 0) - (totals.a.get(k) ?? 0);
+  const sorted = buckets.sort((x, y) => Math.abs(diff(y)) - Math.abs(diff(x)));
+  const sum = (m: Map<string, number>, busy: boolean) =>
+    [...m.entries()].filter(([k]) => !busy || !k.startsWith('(idle')).reduce((n, [, v]) => n + v, 0);
+  const rows = sorted
+    .slice(0, 12)
+    .map((k) => [k, fmt(totals.a.get(k) ?? 0, 0), fmt(totals.b.get(k) ?? 0, 0), fmt(diff(k), 0)]);
+  rows.push([
+    'total busy (not idle)',
+    fmt(sum(totals.a, true), 0),
+    fmt(sum(totals.b, true), 0),
+    fmt(sum(totals.b, true) - sum(totals.a, true), 0),
+  ]);
+  rows.push([
+    'total wall',
+    fmt(sum(totals.a, false), 0),
+    fmt(sum(totals.b, false), 0),
+    fmt(sum(totals.b, false) - sum(totals.a, false), 0),
+  ]);
+  return { rows, data: { a: Object.fromEntries(totals.a), b: Object.fromEntries(totals.b), opsPerVariant } };
+}
+
 /** Runs section 1 and returns its tables, targets and raw data. */
 export async function runAdmission(options: AdmissionOptions): Promise<SectionResult> {
   const setup = await setUp(options.endpoint);
@@ -364,6 +410,8 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
   const seq = await sequential(list, seqRounds);
   progress(`admission: concurrency ${CONCURRENCY}, ${bursts} bursts of ${burstSize} x 3 variants`);
   const conc = await concurrent(list, bursts, burstSize);
+  progress('admission: CPU profile of (a) and (b)');
+  const profile = await profileAB(list, options.quick ? 200 : 1000);
   progress('admission: capacity of fresh and duplicate admissions');
   const capacity = await capacityPerAdmission(options.endpoint, setup, template);
 
@@ -378,6 +426,7 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
       fmt(m.latency[id].p50),
       fmt(m.latency[id].p99),
       fmt(m.opsPerSecond[id], 0),
+      m.cpuUsPerOp ? fmt(m.cpuUsPerOp[id], 0) : '-',
       String(m.latency[id].n),
     ]),
   );
@@ -436,7 +485,7 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
     tables: [
       {
         caption: 'Latency (ms) and throughput, in-process, one DynamoDB Local',
-        headers: ['variant', 'mode', 'p50', 'p99', 'ops/s', 'n'],
+        headers: ['variant', 'mode', 'p50', 'p99', 'ops/s', 'Node CPU us/op', 'n'],
         rows: latencyRows,
       },
       {
@@ -444,6 +493,12 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
           'Ratios: of pooled p50s, and the median of per-round (sequential) or per-burst (concurrent) p50 ratios',
         headers: ['ratio', 'mode', 'pooled p50', 'paired median', 'target'],
         rows: ratioRows,
+      },
+      {
+        caption:
+          "Where (b)'s extra time goes: V8 CPU samples per operation (us), sequential, largest differences first",
+        headers: ['bucket', '(a) us/op', '(b) us/op', '(b)-(a)'],
+        rows: profile.rows,
       },
       {
         caption:
@@ -467,6 +522,12 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
       'A ConditionalCheckFailedException carries no ConsumedCapacity (DynamoDB Local, and the AWS error shape has only message and Item), so the store reports nothing for a duplicate; the duplicate figure is the request count plus the AWS rule that a failed conditional write bills the larger of the old and new item, with no index writes.',
     ],
     targets,
-    data: { seq, conc, capacity, rounds: { seqRounds, bursts, burstSize, concurrency: CONCURRENCY } },
+    data: {
+      seq,
+      conc,
+      capacity,
+      profile: profile.data,
+      rounds: { seqRounds, bursts, burstSize, concurrency: CONCURRENCY },
+    },
   };
 }

@@ -59,6 +59,21 @@ function targetTable(sections: readonly SectionResult[]) {
   return { headers: ['target', 'wanted', 'measured', 'result'], rows };
 }
 
+async function runSection(name: SectionName, endpoint: string, quick: boolean): Promise<SectionResult> {
+  switch (name) {
+    case 'admission':
+      return (await import('./admission.js')).runAdmission({ endpoint, quick });
+    case 'capacity':
+      return (await import('./capacity.js')).runCapacity({ endpoint, quick });
+    case 'cold-start':
+      return (await import('./cold-start.js')).runColdStart({ quick });
+    case 'reconciler':
+      return (await import('./reconciler-scaling.js')).runReconcilerScaling({ endpoint, quick });
+    case 'e2e':
+      return (await import('./e2e.js')).runE2e({ endpoint, quick });
+  }
+}
+
 async function main(): Promise<void> {
   // The SDK warns once per client that Node 20 support ends in 2027; Lambda runs Node 22.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -67,9 +82,13 @@ async function main(): Promise<void> {
   const machine = machineInfo();
   progress(`sections: ${options.only.join(', ')}${options.quick ? ' (quick)' : ''}`);
 
-  const needsDynamo = options.only.some((s) => s !== 'cold-start');
   const { startDynamoDbLocal } = await import('../local/dynamodb-local.js');
-  const ddb = needsDynamo ? await startDynamoDbLocal() : undefined;
+  const sections: SectionResult[] = [];
+  const failures: Array<{ section: SectionName; error: string }> = [];
+  const loads: Record<string, { before: number; after: number }> = {};
+  // One fresh DynamoDB Local per section: DynamoDB Local keeps every table in one SQLite
+  // database, so a section's leftovers (100,000 items, stream records) would slow the next one.
+  let ddb: Awaited<ReturnType<typeof startDynamoDbLocal>> | undefined;
   // Ctrl-C must not leave a Java process behind.
   const onSignal = (signal: NodeJS.Signals) => {
     progress(`${signal}: stopping DynamoDB Local`);
@@ -77,41 +96,27 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  const sections: SectionResult[] = [];
-  const loads: Record<string, { before: number; after: number }> = {};
   try {
     for (const name of options.only) {
       const before = load1();
       progress(`section ${name}: start`);
-      const endpoint = ddb?.endpoint ?? '';
-      let result: SectionResult;
-      switch (name) {
-        case 'admission':
-          result = await (await import('./admission.js')).runAdmission({ endpoint, quick: options.quick });
-          break;
-        case 'capacity':
-          result = await (await import('./capacity.js')).runCapacity({ endpoint, quick: options.quick });
-          break;
-        case 'cold-start':
-          result = await (await import('./cold-start.js')).runColdStart({ quick: options.quick });
-          break;
-        case 'reconciler':
-          result = await (await import('./reconciler-scaling.js')).runReconcilerScaling({
-            endpoint,
-            quick: options.quick,
-          });
-          break;
-        case 'e2e':
-          result = await (await import('./e2e.js')).runE2e({ endpoint, quick: options.quick });
-          break;
+      try {
+        ddb = name === 'cold-start' ? undefined : await startDynamoDbLocal();
+        const result = await runSection(name, ddb?.endpoint ?? '', options.quick);
+        sections.push(result);
+        process.stdout.write(`\n${renderSection(result, false)}\n`);
+        progress(`section ${name}: done`);
+      } catch (error) {
+        // A broken section is reported, and the others still run and are written.
+        failures.push({ section: name, error: (error as Error).stack ?? String(error) });
+        progress(`section ${name} FAILED: ${(error as Error).message}`);
+      } finally {
+        await ddb?.stop();
+        ddb = undefined;
+        loads[name] = { before, after: load1() };
       }
-      sections.push(result);
-      loads[name] = { before, after: load1() };
-      progress(`section ${name}: done`);
-      process.stdout.write(`\n${renderSection(result, false)}\n`);
     }
   } finally {
-    await ddb?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
@@ -130,6 +135,7 @@ async function main(): Promise<void> {
     loadPerSection: loads,
     options,
     sections: sections.map((s) => ({ ...s })),
+    failures,
   };
   await mkdir(resultsDir, { recursive: true });
   const json = `${JSON.stringify(report, null, 2)}\n`;
@@ -150,6 +156,10 @@ async function main(): Promise<void> {
   ].join('\n');
   await writeFile(join(resultsDir, 'latest.md'), markdown);
   process.stdout.write(`\nWrote bench/results/${stamp}.json, latest.json and latest.md\n`);
+  if (failures.length) {
+    process.stderr.write(`failed sections: ${failures.map((f) => f.section).join(', ')}\n`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((error: unknown) => {
