@@ -20,7 +20,7 @@ export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurr
                        [--settle-timeout 180s] [--model-runs R] [--json FILE] [--verbose]
   --events N          reset events to drive (default 2000; an upper bound with --duration)
   --seed S            seed of the scenario and fault schedule (default 1)
-  --concurrency C     events in flight at once, each 1-11 concurrent POSTs (default 8)
+  --concurrency C     events in flight at once, each 1-11 concurrent POSTs (default 12)
   --duration D        soak: keep starting events for D (e.g. 90s, 10m, 1h); events default to unlimited
   --settle-timeout D  how long every admitted key may take to become final (default 180s)
   --model-runs R      then run the model-based tests with R runs per property (default 5000, 0 = skip)
@@ -65,7 +65,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
   return {
     events: positiveInt('events', values.events, defaultEvents),
     seed: positiveInt('seed', values.seed, 1, 0),
-    concurrency: positiveInt('concurrency', values.concurrency, 8),
+    concurrency: positiveInt('concurrency', values.concurrency, 12),
     ...(durationMs === undefined ? {} : { durationMs }),
     settleTimeoutMs:
       values['settle-timeout'] === undefined ? 180_000 : parseDuration(values['settle-timeout']),

@@ -8,7 +8,7 @@ describe('chaos command line', () => {
     expect(parseChaosArgs([])).toEqual({
       events: 2000,
       seed: 1,
-      concurrency: 8,
+      concurrency: 12,
       settleTimeoutMs: 180_000,
       modelRuns: 5000,
       verbose: false,

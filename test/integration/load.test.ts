@@ -1,0 +1,118 @@
+/**
+ * Load: 100 keys x 200 concurrent duplicate POSTs (20,000 requests) through the whole local stack
+ * -> exactly 100 commands, 100 provider messages, no 5xx. Keys go in waves so one 2-core machine
+ * keeps up; within a key all 200 requests are in flight at once.
+ */
+import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aRequestBody } from '../support/fixtures.js';
+import { type Pipeline, type SimMessage, startPipeline } from '../support/pipeline-harness.js';
+
+const KEYS = 100;
+const DUPLICATES = 200;
+/** Keys whose 200 duplicates are in flight together. */
+const KEYS_PER_WAVE = 5;
+
+let pipe: Pipeline;
+let dynamodb: DynamoDBClient;
+
+beforeAll(async () => {
+  pipe = await startPipeline({ senderConcurrency: 4 });
+  dynamodb = new DynamoDBClient({
+    endpoint: pipe.stack.dynamodbEndpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+});
+afterAll(async () => {
+  dynamodb.destroy();
+  await pipe.stop();
+});
+
+async function commandItems(): Promise<string[]> {
+  const keys: string[] = [];
+  let start: Record<string, never> | undefined;
+  do {
+    const out = await dynamodb.send(
+      new ScanCommand({
+        TableName: pipe.stack.tableName,
+        ConsistentRead: true,
+        FilterExpression: 'sk = :cmd',
+        ExpressionAttributeValues: { ':cmd': { S: 'CMD' } },
+        ProjectionExpression: 'pk',
+        ExclusiveStartKey: start,
+      }),
+    );
+    keys.push(...(out.Items ?? []).map((i) => i.pk?.S ?? ''));
+    start = out.LastEvaluatedKey as Record<string, never> | undefined;
+  } while (start);
+  return keys;
+}
+
+async function simMessages(): Promise<SimMessage[]> {
+  const response = await fetch(`${pipe.stack.simUrl}/_sim/messages`);
+  return ((await response.json()) as { messages: SimMessage[] }).messages;
+}
+
+/** POSTs one body `DUPLICATES` times at once; returns the statuses (599 = no response). */
+async function burst(body: Record<string, unknown>): Promise<number[]> {
+  const payload = JSON.stringify(body);
+  return Promise.all(
+    Array.from({ length: DUPLICATES }, () =>
+      fetch(`${pipe.stack.apiUrl}/v1/notifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: payload,
+        signal: AbortSignal.timeout(60_000),
+      }).then(
+        async (r) => {
+          await r.arrayBuffer();
+          return r.status;
+        },
+        () => 599,
+      ),
+    ),
+  );
+}
+
+describe('load: 100 keys x 200 concurrent duplicate POSTs', () => {
+  it('admits exactly 100 commands, sends exactly 100 messages, and never answers 5xx', {
+    timeout: 240_000,
+  }, async () => {
+    // Prepare
+    const bodies = Array.from({ length: KEYS }, () => aRequestBody());
+    const statuses: number[][] = [];
+    const started = Date.now();
+
+    // Act
+    for (let i = 0; i < KEYS; i += KEYS_PER_WAVE) {
+      statuses.push(...(await Promise.all(bodies.slice(i, i + KEYS_PER_WAVE).map(burst))));
+    }
+    const admittedIn = Date.now() - started;
+    // Every key is sent once; wait until the provider holds all of them.
+    const deadline = Date.now() + 120_000;
+    let messages = await simMessages();
+    while (messages.length < KEYS && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      messages = await simMessages();
+    }
+    // Let duplicates surface if there were any: a second message would arrive within a few seconds.
+    await new Promise((r) => setTimeout(r, 3_000));
+    messages = await simMessages();
+
+    // Assess
+    const all = statuses.flat();
+    expect(all).toHaveLength(KEYS * DUPLICATES);
+    expect(all.filter((s) => s >= 500)).toEqual([]);
+    for (const perKey of statuses) {
+      expect(perKey.filter((s) => s === 202)).toHaveLength(1);
+      expect(perKey.filter((s) => s === 200)).toHaveLength(DUPLICATES - 1);
+    }
+    expect(await commandItems()).toHaveLength(KEYS);
+    expect(messages).toHaveLength(KEYS);
+    const perReference = new Set(messages.map((m) => m.client_reference?.split('#')[0]));
+    expect(perReference.size).toBe(KEYS);
+    // Recorded for the README's figures (stdout is shown by vitest on failure or with --reporter=verbose).
+    console.info(`load: ${all.length} requests admitted in ${admittedIn} ms; ${messages.length} messages`);
+  });
+});
