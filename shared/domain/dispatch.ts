@@ -162,16 +162,18 @@ export function recordSendOutcome(
 
 /**
  * The claim was won but too little time is left to start a call that could end before the
- * deadline (the claim write itself was slow): nothing was sent, so the command goes back to
- * `accepted`, due at once, where the next look expires it.
+ * deadline or inside the lease (the claim write itself was slow): nothing was sent, so the command
+ * goes back to `accepted`, due at once. Near the deadline the next look expires it; otherwise it is
+ * claimed again. The attempt is given back: attempts count provider calls (`maxAttempts` bounds
+ * them), and a slow store must not use them up without a single call.
  */
-export function abandonClaim(now: EpochMs): TransitionIntent {
+export function abandonClaim(claimed: Pick<NotificationRecord, 'attempts'>, now: EpochMs): TransitionIntent {
   return {
     to: S.accepted,
     reason: R.callNotStarted,
     actor: Actor.sender,
     at: now,
-    set: { nextAttemptAt: now, dueAt: now },
+    set: { attempts: Math.max(0, claimed.attempts - 1), nextAttemptAt: now, dueAt: now },
     remove: ['leaseUntil', 'leaseOwner'],
   };
 }

@@ -83,7 +83,7 @@ export async function dispatchNotification(
   );
   if (callEnd - callStart < Math.min(deps.policy.minSendWindowMs, deps.policy.providerTimeoutMs)) {
     // Too late to start a call that could finish in time: nothing is sent, never after the deadline.
-    const abandoned = abandonClaim(callStart);
+    const abandoned = abandonClaim(claimed, callStart);
     const written = await write(deps, claimed, abandoned);
     return written ? { kind: 'transitioned', to: abandoned.to, reason: abandoned.reason } : lost('outcome');
   }

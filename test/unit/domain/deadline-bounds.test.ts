@@ -11,12 +11,13 @@ describe('deadline bounds of a claim', () => {
     const claimed = aDispatchingRecord({ expiresAt: T0 + 6 * SECOND });
     const now = T0 + 500;
     // Act
-    const back = applyTransition(claimed, abandonClaim(now)).next;
+    const back = applyTransition(claimed, abandonClaim(claimed, now)).next;
     const next = decideDispatch(back, now, policy, 'sender-b');
     // Assess
     expect(back).toMatchObject({
       state: 'accepted',
       lastReason: 'call_not_started',
+      attempts: claimed.attempts - 1,
       dueAt: now,
       nextAttemptAt: now,
     });
