@@ -23,6 +23,7 @@ async function main(): Promise<number> {
     seed: options.seed,
     concurrency: options.concurrency,
     settleTimeoutMs: options.settleTimeoutMs,
+    maxPending: options.maxPending,
     ...(options.durationMs === undefined ? {} : { durationMs: options.durationMs }),
     passThroughOutput: options.verbose,
     progress: (line) => console.log(line),

@@ -87,6 +87,11 @@ export interface ChaosRunOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly reconcileIntervalMs?: number;
   readonly senderConcurrency?: number;
+  /**
+   * Back-pressure: no new event starts while this many admitted keys are not final yet, so the
+   * run measures the pipeline at its capacity instead of a growing backlog; default 500.
+   */
+  readonly maxPending?: number;
   /** Progress lines (written past the output capture). */
   readonly progress?: (line: string) => void;
   /** Show captured output as well as capturing it. */
@@ -171,6 +176,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   // is installed before the stack starts, because the adapter picks up the global fetch when built.
   let simulator: SimulatorThread | undefined;
   let tap: ReturnType<typeof tapProviderSends> | undefined;
+  let stopTracker: (() => Promise<void>) | undefined;
   let stack: LocalStack | undefined;
   let dynamodb: DynamoDBClient | undefined;
   let sqs: SQSClient | undefined;
@@ -248,6 +254,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     const specs: EventSpec[] = [];
     const admissions: AdmissionObservation[] = [];
     const admitted = new Set<string>();
+    const tracker = trackFinality(dynamodb, running.tableName);
+    stopTracker = tracker.stop;
     const background = new Set<Promise<unknown>>();
     const track = (p: Promise<unknown>) => {
       const tracked = p.catch(() => undefined).finally(() => background.delete(tracked));
@@ -327,6 +335,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       if (spec.kind === 'short_life') stats.shortLife++;
       if (!responses.some((r) => r.status < 300)) return;
       admitted.add(spec.idempotencyKey);
+      tracker.add(spec.idempotencyKey);
       for (const delay of spec.extraSqsDelaysMs) {
         // A duplicate dispatch message, as a forwarder retry or an at-least-once queue would produce.
         track(
@@ -350,7 +359,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     let next = 0;
     let lastReport = Date.now();
     const worker = async () => {
+      const maxPending = options.maxPending ?? 500;
       while (next < options.events && Date.now() < endAt) {
+        while (tracker.pending() >= maxPending && Date.now() < endAt) await sleep(100);
+        if (next >= options.events || Date.now() >= endAt) break;
         const spec = eventSpec(seed, next++, mix);
         specs.push(spec);
         await runEvent(spec);
@@ -359,7 +371,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
           lastReport = Date.now();
           const seconds = (Date.now() - admissionStart) / 1000;
           say(
-            `chaos: ${stats.events} events in ${seconds.toFixed(0)} s (${(stats.events / seconds).toFixed(1)}/s), ${admitted.size} admitted`,
+            `chaos: ${stats.events} events in ${seconds.toFixed(0)} s (${(stats.events / seconds).toFixed(1)}/s), ${admitted.size} admitted, ${tracker.pending()} not final yet`,
           );
         }
       }
@@ -376,15 +388,17 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     await setFaults(simUrl, null);
     const settleStart = Date.now();
     const settleTimeout = options.settleTimeoutMs ?? 180_000;
-    const pending = new Set(admitted);
-    while (pending.size > 0 && Date.now() - settleStart < settleTimeout) {
-      for (const key of await finalKeys(dynamodb, running.tableName, [...pending])) pending.delete(key);
-      if (pending.size === 0) break;
-      say(`chaos: settling, ${pending.size} keys not final yet`);
-      await sleep(1_000);
+    let lastSay = 0;
+    while (tracker.pending() > 0 && Date.now() - settleStart < settleTimeout) {
+      if (Date.now() - lastSay >= 5_000) {
+        lastSay = Date.now();
+        say(`chaos: settling, ${tracker.pending()} keys not final yet`);
+      }
+      await sleep(250);
     }
+    await tracker.stop();
     await Promise.all(background);
-    stats.settled = pending.size === 0;
+    stats.settled = tracker.pending() === 0;
     // A call that outlived its lease would land now: give stragglers time to show up in the ledger.
     await sleep(Number(env.PROVIDER_TIMEOUT_MS ?? 600) * 2 + 1_000);
     stats.settleMs = Date.now() - settleStart;
@@ -485,6 +499,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       passed: stats.settled && invariants.every((i) => i.count === 0),
     };
   } finally {
+    await stopTracker?.();
     capture.stop();
     dynamodb?.destroy();
     sqs?.destroy();
@@ -520,6 +535,36 @@ async function simList<T>(simUrl: string, what: 'messages' | 'requests'): Promis
   const response = await fetch(`${simUrl}/_sim/${what}`);
   const body = (await response.json()) as Record<string, T[]>;
   return body[what] ?? [];
+}
+
+/**
+ * Follows admitted keys until their command is final: a background loop re-reads the pending ones
+ * (strongly consistent, 100 per request) a second or more after admission.
+ */
+function trackFinality(client: DynamoDBClient, tableName: string) {
+  const pending = new Map<string, number>();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const ready = [...pending].filter(([, at]) => Date.now() - at >= 1_000).map(([key]) => key);
+      try {
+        for (const key of await finalKeys(client, tableName, ready.slice(0, 2_000))) pending.delete(key);
+      } catch {
+        // An emulator hiccup: the next round reads again.
+      }
+      await sleep(ready.length > 2_000 ? 50 : 500);
+    }
+  })();
+  return {
+    add(key: string) {
+      pending.set(key, Date.now());
+    },
+    pending: () => pending.size,
+    async stop() {
+      running = false;
+      await loop;
+    },
+  };
 }
 
 /** The keys among `keys` whose command is final (strongly consistent reads, 100 at a time). */
