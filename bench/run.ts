@@ -147,7 +147,7 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k} ${v.before}/${v.after}`)
       .join(', ')}.`,
     '',
-    ...sections.map((s) => renderSection(s, true)),
+    sections.map((s) => renderSection(s, true)).join('\n\n'),
     '',
     '### Targets',
     '',
