@@ -449,7 +449,7 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
   const capacityRows = capacity.map((row) => [
     LABELS[row.variant],
     row.kind,
-    String(row.status),
+    row.variant === 'a' ? '-' : String(row.status),
     Object.entries(row.requests)
       .map(([op, n]) => `${op} x${n}`)
       .join(', '),
