@@ -94,7 +94,7 @@ export function formatSummary(
 ): string[] {
   const s = result.stats;
   const lines = [
-    `chaos: seed=${result.seed} events=${s.events} concurrency=${options.concurrency} duration=${seconds(s.totalMs)} (admission ${seconds(s.admissionMs)}, settle ${seconds(s.settleMs)})`,
+    `chaos: seed=${result.seed} events=${s.events} concurrency=${options.concurrency} duration=${seconds(s.totalMs)} (admission ${seconds(s.admissionMs)}, settle ${seconds(s.settleMs)}, collect ${seconds(s.collectMs)}, check ${seconds(s.checkMs)})`,
     `run: admitted keys=${s.admittedKeys} posts=${s.posts} client retries after 5xx=${s.clientRetries} responses: ${histogram(s.responses)}`,
     `run: too-late events=${s.rejectedTooLate} short-life events=${s.shortLife} conflicting payloads=${s.conflicts} extra SQS messages=${s.extraSqsMessages} extra reconciler passes=${s.extraReconcilerPasses}`,
     `faults: simulator phases ${histogram(s.faultPhases)}`,

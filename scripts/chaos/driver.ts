@@ -96,6 +96,11 @@ export interface ChaosRunOptions {
   readonly progress?: (line: string) => void;
   /** Show captured output as well as capturing it. */
   readonly passThroughOutput?: boolean;
+  /**
+   * Positive control of the privacy check: the service's logger prints one event's phone number
+   * mid-run, and the privacy figure must then count it (never set in a real soak).
+   */
+  readonly leakCanary?: boolean;
 }
 
 /** What a run did, besides the verdict. */
@@ -123,6 +128,9 @@ export interface ChaosStats {
   evidenceRecords: number;
   admissionMs: number;
   settleMs: number;
+  /** Reading back the ledger, the request log and the table; then judging them. */
+  collectMs: number;
+  checkMs: number;
   totalMs: number;
   settled: boolean;
   /** Send requests that reached the provider after their caller had given up, and the worst delay. */
@@ -203,6 +211,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       logger: new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' }),
     });
     const running = stack;
+    const serviceLogger = running.runtime.logger;
     // The driver's own clients: never throttled, so observation does not disturb the verdict.
     dynamodb = new DynamoDBClient({
       endpoint: running.dynamodbEndpoint,
@@ -241,6 +250,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       evidenceRecords: 0,
       admissionMs: 0,
       settleMs: 0,
+      collectMs: 0,
+      checkMs: 0,
       totalMs: 0,
       settled: false,
       lateArrivals: 0,
@@ -378,6 +389,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     };
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
     stats.admissionMs = Date.now() - admissionStart;
+    if (options.leakCanary && specs[0]) serviceLogger.info('leak canary', { to: specs[0].phone });
     say(
       `chaos: admission done: ${stats.events} events, ${admitted.size} keys admitted in ${(stats.admissionMs / 1000).toFixed(0)} s`,
     );
@@ -404,6 +416,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     stats.settleMs = Date.now() - settleStart;
 
     // Collect what the run left behind.
+    const collectStart = Date.now();
     const [ledger, requests, items] = await Promise.all([
       simList<LedgerEntry>(simUrl, 'messages'),
       simList<SendRequestEntry>(simUrl, 'requests'),
@@ -446,7 +459,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       admissions,
       dispatchMarginMs: Number(env.DISPATCH_MARGIN_SECONDS) * 1000,
     };
+    stats.collectMs = Date.now() - collectStart;
+    const checkStart = Date.now();
     const invariants = checkAll(dataset);
+    stats.checkMs = Date.now() - checkStart;
 
     stats.admittedKeys = commands.length;
     for (const c of commands) {

@@ -42,4 +42,23 @@ describe('chaos (short soak)', () => {
     expect(result.stats.conflicts).toBeGreaterThan(0);
     expect(result.stats.logLines).toBeGreaterThan(0);
   });
+
+  it('the privacy check is not vacuous: a phone number printed by the service logger is caught', {
+    timeout: 180_000,
+  }, async () => {
+    // Act: a tiny soak whose service logger prints one phone number.
+    const result = await runChaos({
+      events: 20,
+      seed: 7,
+      concurrency: 4,
+      dynamodbEndpoint: inject('dynamodbEndpoint'),
+      sqsEndpoint: inject('sqsEndpoint'),
+      leakCanary: true,
+    });
+    // Assess
+    const privacy = result.invariants.find((i) => i.name === 'privacy');
+    expect(privacy?.count).toBe(1);
+    expect(privacy?.examples[0]).toMatch(/^log line \d+ contains a phone number$/);
+    expect(result.passed).toBe(false);
+  });
 });

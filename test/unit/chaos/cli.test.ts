@@ -106,6 +106,8 @@ describe('chaos command line', () => {
         evidenceRecords: 0,
         admissionMs: 1000,
         settleMs: 1000,
+        collectMs: 0,
+        checkMs: 0,
         totalMs: 3000,
         settled: true,
         lateArrivals: 0,
