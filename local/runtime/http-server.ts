@@ -101,7 +101,8 @@ export async function startHttpServer(options: {
     }
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve) => server.listen(options.port, host, resolve));
+  // A deep accept backlog: bursts of concurrent duplicates must queue, not be refused.
+  await new Promise<void>((resolve) => server.listen({ port: options.port, host, backlog: 4096 }, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   return {

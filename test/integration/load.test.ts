@@ -54,6 +54,9 @@ async function simMessages(): Promise<SimMessage[]> {
   return ((await response.json()) as { messages: SimMessage[] }).messages;
 }
 
+/** Why requests got no response, so a failure says what happened (refused, reset, timed out...). */
+const transportErrors = new Map<string, number>();
+
 /** POSTs one body `DUPLICATES` times at once; returns the statuses (599 = no response). */
 async function burst(body: Record<string, unknown>): Promise<number[]> {
   const payload = JSON.stringify(body);
@@ -69,7 +72,11 @@ async function burst(body: Record<string, unknown>): Promise<number[]> {
           await r.arrayBuffer();
           return r.status;
         },
-        () => 599,
+        (error: unknown) => {
+          const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+          transportErrors.set(cause, (transportErrors.get(cause) ?? 0) + 1);
+          return 599;
+        },
       ),
     ),
   );
@@ -103,6 +110,7 @@ describe('load: 100 keys x 200 concurrent duplicate POSTs', () => {
     // Assess
     const all = statuses.flat();
     expect(all).toHaveLength(KEYS * DUPLICATES);
+    expect(Object.fromEntries(transportErrors)).toEqual({});
     expect(all.filter((s) => s >= 500)).toEqual([]);
     for (const perKey of statuses) {
       expect(perKey.filter((s) => s === 202)).toHaveLength(1);
