@@ -73,8 +73,9 @@ export class Storage extends Construct {
         indexName: index.IndexName,
         partitionKey: keyAttribute(index.KeySchema, 'HASH'),
         sortKey: keyAttribute(index.KeySchema, 'RANGE'),
-        projectionType:
-          index.Projection.ProjectionType === 'ALL' ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
+        // The same projection as the local table: record attributes only, never the sealed payload.
+        projectionType: ProjectionType.INCLUDE,
+        nonKeyAttributes: [...index.Projection.NonKeyAttributes],
       });
     }
   }

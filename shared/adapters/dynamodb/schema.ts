@@ -16,6 +16,46 @@ export const TableSchema = {
   dueShardCount: 4,
 } as const;
 
+/**
+ * What the indexes carry besides their keys: the record's attributes, never `sealed_payload`.
+ * The encrypted phone number and params live on the command item only, and a transition does
+ * not rewrite them into index copies. (`item-mapping.test.ts` keeps this list in step with the mapping.)
+ */
+export const INDEXED_RECORD_ATTRIBUTES = [
+  'idempotency_key',
+  'event_id',
+  'channel',
+  'template',
+  'locale',
+  'state',
+  'version',
+  'attempts',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'destination_fingerprint',
+  'payload_fingerprint',
+  'last_reason',
+  'lease_until',
+  'lease_owner',
+  'next_attempt_at',
+  'unknown_since',
+  'sent_at',
+  'due_at',
+  'checks',
+  'closed',
+  'provider_name',
+  'provider_message_id',
+] as const;
+
+/** The INCLUDE projection of an index whose own keys are `keys`. */
+function projectionWithout(...keys: readonly string[]) {
+  return {
+    ProjectionType: 'INCLUDE' as const,
+    NonKeyAttributes: INDEXED_RECORD_ATTRIBUTES.filter((a) => !keys.includes(a)),
+  };
+}
+
 /** `EV#000000012` style sort key: lexicographic order equals numeric order. */
 export function evidenceSortKey(seq: number): string {
   return `${TableSchema.evidencePrefix}${String(seq).padStart(9, '0')}`;
@@ -46,7 +86,7 @@ export function createTableInput(tableName: string) {
           { AttributeName: byEventIndex.partitionKey, KeyType: 'HASH' as const },
           { AttributeName: byEventIndex.sortKey, KeyType: 'RANGE' as const },
         ],
-        Projection: { ProjectionType: 'ALL' as const },
+        Projection: projectionWithout(byEventIndex.partitionKey, byEventIndex.sortKey),
       },
       {
         IndexName: dueIndex.name,
@@ -54,7 +94,7 @@ export function createTableInput(tableName: string) {
           { AttributeName: dueIndex.partitionKey, KeyType: 'HASH' as const },
           { AttributeName: dueIndex.sortKey, KeyType: 'RANGE' as const },
         ],
-        Projection: { ProjectionType: 'ALL' as const },
+        Projection: projectionWithout(dueIndex.partitionKey, dueIndex.sortKey),
       },
     ],
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' as const },
