@@ -41,6 +41,10 @@ describe('chaos (short soak)', () => {
     );
     expect(result.stats.conflicts).toBeGreaterThan(0);
     expect(result.stats.logLines).toBeGreaterThan(0);
+    // The design's assumption held in the rig: no request reached the provider later after its caller
+    // gave up than the reconciler's settle time (6 s), and the sender never started a late call.
+    expect(result.stats.lateArrivalMaxMs).toBeLessThan(6_000);
+    expect(result.stats.sendsStartedAfterDeadline).toBe(0);
   });
 
   it('the privacy check is not vacuous: a phone number printed by the service logger is caught', {
