@@ -1,8 +1,8 @@
 /**
  * Model-based test (fast-check `fc.commands`) of the store and the state machine through the real
  * use cases: random sequences of admissions (duplicates, conflicts, late ones), sender invocations
- * (every provider fault, crashes at every step), reconciler passes, provider status outages and
- * clock jumps. After every command the promise must hold; after a fault-free tail every key is final.
+ * (every provider fault, crashes at every step), reconciler passes, delivery receipts, provider
+ * status outages, throttled store calls and clock jumps. After every command the promise must hold; after a fault-free tail every key is final.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -99,6 +99,16 @@ class Reconcile implements fc.AsyncCommand<Model, Real> {
   toString = () => `reconcile(${this.lookupsDown ? 'lookups down' : 'ok'})`;
 }
 
+class Receipt implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly key: number) {}
+  check = () => true;
+  async run(_model: Model, { world }: Real) {
+    await world.receipt(`key-${this.key}`);
+    expect(breaches(world)).toEqual([]);
+  }
+  toString = () => `receipt(${this.key})`;
+}
+
 class Throttle implements fc.AsyncCommand<Model, Real> {
   constructor(readonly count: number) {}
   check = () => true;
@@ -129,6 +139,7 @@ const commandsArb = fc.commands(
       )
       .map(([k, f, c]) => new Dispatch(k, f, c)),
     fc.boolean().map((down) => new Reconcile(down)),
+    keyArb.map((k) => new Receipt(k)),
     fc.integer({ min: 1, max: 3 }).map((n) => new Throttle(n)),
     fc.constantFrom(200, 1_000, 3_000, 8_000, 11_000, 30_000, 120_000).map((ms) => new Advance(ms)),
   ],

@@ -1,6 +1,6 @@
 /**
  * Model-based test of concurrency (fast-check scheduler): the api, several senders, reconciler
- * passes and the clock run at the same time, and the scheduler picks the order in which every
+ * passes, delivery receipts and the clock run at the same time, and the scheduler picks the order in which every
  * store operation and provider call proceeds. Whatever the interleaving, the promise holds and,
  * after a fault-free tail, every key is final.
  */
@@ -28,6 +28,8 @@ const scenarioArb = fc.record({
   ),
   /** Concurrent reconciler passes (an overlapping schedule). */
   reconcilers: fc.integer({ min: 0, max: 3 }),
+  /** Delivery receipts arriving while all of that runs. */
+  receipts: fc.integer({ min: 0, max: 2 }),
   lookupsDown: fc.boolean(),
   /** Clock jumps that land between any two operations (a slow call, a paused container). */
   advances: fc.array(fc.constantFrom(300, 1_500, 4_000, 11_000), { maxLength: 4 }),
@@ -63,6 +65,13 @@ describe('model: interleavings of api, senders, reconciler and clock', () => {
         const actors: Promise<unknown>[] = [
           ...scenario.senders.map((sender) => world.dispatch(key, sender.crash)),
           ...Array.from({ length: scenario.reconcilers }, () => world.reconcile()),
+          // A receipt is retried (as a provider retries its callbacks) until it applies or gives up.
+          ...Array.from({ length: scenario.receipts }, async () => {
+            for (let attempt = 0; attempt < 3; attempt++) {
+              await s.schedule(Promise.resolve(), 'receipt');
+              if ((await world.receipt(key)) === true) return;
+            }
+          }),
           ...scenario.advances.map((ms) =>
             s.schedule(Promise.resolve(), `advance ${ms}`).then(() => world.clock.advance(ms)),
           ),
@@ -87,6 +96,55 @@ describe('model: interleavings of api, senders, reconciler and clock', () => {
         expect(open).toEqual([]);
         expect(breaches(world)).toEqual([]);
       }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it(`a delivery receipt racing status polls and late senders is applied exactly once (${RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.record({
+          status: fc.constantFrom('delivered' as const, 'undelivered' as const),
+          receipts: fc.integer({ min: 1, max: 3 }),
+          reconcilers: fc.integer({ min: 1, max: 3 }),
+          senders: fc.integer({ min: 0, max: 2 }),
+        }),
+        async (s, scenario) => {
+          // Prepare: a key sent, its message final at the provider, its status poll due.
+          let scheduled = false;
+          const world = createWorld({
+            pause: (what) => (scheduled ? s.schedule(Promise.resolve(), what) : Promise.resolve()),
+          });
+          world.provider.finalStatus = scenario.status;
+          const key = 'key-0';
+          await world.admit(requestFor(0, 0, T0 + 600_000));
+          await world.dispatch(key);
+          world.clock.advance(world.policy.statusPollMs + world.provider.finalAfterMs);
+          scheduled = true;
+
+          // Act: receipts, status polls and stale queue deliveries all at once.
+          const results = await s.waitFor(
+            Promise.all([
+              ...Array.from({ length: scenario.receipts }, () => world.receipt(key)),
+              ...Array.from({ length: scenario.reconcilers }, () => world.reconcile()),
+              ...Array.from({ length: scenario.senders }, () => world.dispatch(key)),
+            ]),
+          );
+          scheduled = false;
+
+          // Assess: one final transition, by whichever writer won the guard; the promise held.
+          const record = world.store.records()[0];
+          const trail = world.store.allEvidence().filter((e) => e.toState === scenario.status);
+          expect(record?.state).toBe(scenario.status);
+          expect(trail).toHaveLength(1);
+          expect(results.slice(0, scenario.receipts).filter((r) => r === true).length).toBe(
+            trail[0]?.actor === 'receipt' ? 1 : 0,
+          );
+          expect(world.provider.ledger).toHaveLength(1);
+          expect(breaches(world)).toEqual([]);
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -9,6 +9,7 @@ import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import {
+  applyTransition,
   isFinal,
   type NotificationRecord,
   type NotificationRequest,
@@ -171,6 +172,14 @@ export class FakeProvider implements SmsProvider {
     return { kind: 'found', messageId: message.id, status: this.statusOf(message) };
   }
 
+  /** The final status a delivery receipt would report for the key's message, once reached. */
+  receiptFor(key: string): { messageId: string; status: 'delivered' | 'undelivered' } | undefined {
+    const message = this.ledger.find((m) => keyOfReference(m.clientReference) === key);
+    if (message === undefined) return undefined;
+    const status = this.statusOf(message);
+    return status === 'delivered' || status === 'undelivered' ? { messageId: message.id, status } : undefined;
+  }
+
   private statusOf(message: FakeMessage): ProviderStatus {
     if (message.finalStatus === 'never' || this.clock.now() < message.finalAt) return 'sent';
     return message.finalStatus;
@@ -265,6 +274,30 @@ export function createWorld(options: WorldOptions = {}) {
         );
       } catch (error) {
         if (error instanceof InjectedCrashError) return 'crashed';
+        if (error instanceof InjectedThrottleError) return 'throttled';
+        throw error;
+      }
+    },
+    /**
+     * A delivery receipt, applied the way a receipts handler must (none is wired into the service
+     * yet): read, and if the record is `sent` with that message, one guarded transition (actor
+     * `receipt`). Anything else is left to the reconciler. Returns whether it wrote.
+     */
+    async receipt(key: string): Promise<boolean | 'throttled'> {
+      const receipt = provider.receiptFor(key);
+      if (receipt === undefined) return false;
+      try {
+        const stored = await store.get(key);
+        const record = stored?.record;
+        if (record?.state !== 'sent' || record.provider.messageId !== receipt.messageId) return false;
+        const applied = applyTransition(record, {
+          to: receipt.status,
+          reason: 'delivery_receipt',
+          actor: 'receipt',
+          at: clock.now(),
+        });
+        return (await store.transition(applied)).kind === 'written';
+      } catch (error) {
         if (error instanceof InjectedThrottleError) return 'throttled';
         throw error;
       }
