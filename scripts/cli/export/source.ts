@@ -7,7 +7,7 @@ import {
   RECORD_ATTRIBUTES,
   recordFromItem,
 } from '../../../shared/adapters/dynamodb/item-mapping.js';
-import { TableSchema } from '../../../shared/adapters/dynamodb/schema.js';
+import { INDEXED_RECORD_ATTRIBUTES, TableSchema } from '../../../shared/adapters/dynamodb/schema.js';
 import type { EvidenceRecord } from '../../../shared/domain/notification.js';
 import type { NotificationState } from '../../../shared/domain/states.js';
 import { toEvidenceView } from '../../../shared/usecases/view.js';
@@ -61,9 +61,21 @@ const PROJECTED = [
   ]),
 ];
 
-function projection(): { expression: string; names: Record<string, string> } {
+/** On the `by-event` index only command items exist, and only their record attributes are projected. */
+const PROJECTED_ON_INDEX = PROJECTED.filter(
+  (attribute) =>
+    attribute === PK ||
+    attribute === SK ||
+    attribute === byEventIndex.sortKey ||
+    (INDEXED_RECORD_ATTRIBUTES as readonly string[]).includes(attribute),
+);
+
+function projection(attributes: readonly string[] = PROJECTED): {
+  expression: string;
+  names: Record<string, string>;
+} {
   const names: Record<string, string> = {};
-  const parts = PROJECTED.map((attribute, i) => {
+  const parts = attributes.map((attribute, i) => {
     names[`#p${i}`] = attribute;
     return `#p${i}`;
   });
@@ -109,6 +121,7 @@ function toPage(items: readonly Item[], query: EvidenceQuery): SourcePage {
 export function createDynamoEvidenceSource(client: DynamoDBClient, tableName: string): EvidenceSource {
   const doc = DynamoDBDocumentClient.from(client);
   const proj = projection();
+  const indexProj = projection(PROJECTED_ON_INDEX);
 
   async function* scan(query: EvidenceQuery): AsyncGenerator<SourcePage> {
     const names: Record<string, string> = { ...proj.names, '#sk': SK, '#at': 'at' };
@@ -165,8 +178,8 @@ export function createDynamoEvidenceSource(client: DynamoDBClient, tableName: st
         TableName: tableName,
         IndexName: byEventIndex.name,
         KeyConditionExpression: '#e = :e',
-        ProjectionExpression: proj.expression,
-        ExpressionAttributeNames: { ...proj.names, '#e': byEventIndex.partitionKey },
+        ProjectionExpression: indexProj.expression,
+        ExpressionAttributeNames: { ...indexProj.names, '#e': byEventIndex.partitionKey },
         ExpressionAttributeValues: { ':e': eventId },
       },
       query.pageSize,
