@@ -4,8 +4,11 @@
  * with `textContent`, never as HTML.
  *
  * The project compiles without the DOM library, so the few browser APIs used here are declared
- * below, locally to this module.
+ * below, locally to this module. The view shapes are the API's own (type-only import, erased
+ * when compiled).
  */
+
+import type { EvidenceView, NotificationView } from '../../shared/usecases/view.js';
 
 interface El {
   textContent: string | null;
@@ -33,32 +36,6 @@ declare const window: {
   readonly history: { replaceState(data: unknown, unused: string, url: string): void };
 };
 
-/** The public view and evidence shapes (shared/usecases/view.ts). */
-interface NotificationView {
-  readonly idempotency_key: string;
-  readonly event_id: string;
-  readonly channel: string;
-  readonly template: string;
-  readonly state: string;
-  readonly attempts: number;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly expires_at: string;
-  readonly destination_fingerprint: string;
-  readonly provider: { readonly name: string; readonly message_id?: string };
-  readonly last_reason?: string;
-}
-interface EvidenceView {
-  readonly seq: number;
-  readonly at: string;
-  readonly from_state: string | null;
-  readonly to_state: string;
-  readonly attempt: number;
-  readonly reason: string;
-  readonly actor: string;
-  readonly provider?: string;
-  readonly provider_message_id?: string;
-}
 interface UnknownItem {
   readonly idempotency_key: string;
   readonly checks: number;
@@ -308,5 +285,3 @@ if (initialKey) {
 void loadUnknown();
 setInterval(() => void loadUnknown(), 5000);
 setInterval(renderUnknown, 1000);
-
-export {};
