@@ -3,9 +3,11 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  ScanCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createTableInput, TableSchema } from '../shared/adapters/dynamodb/schema.js';
 
 /** Creates the table (idempotently) with TTL enabled, from the same schema the CDK stack uses. */
@@ -61,4 +63,24 @@ export async function ensureQueues(
     }),
   );
   return { queueUrl: queue.QueueUrl ?? '', dlqUrl };
+}
+
+/**
+ * Every item of a (local) table, unmarshalled, read strongly. For checks over a whole test or chaos
+ * table ("nothing stored", PII scans, evidence replay); never used on a production-sized table.
+ */
+export async function scanTable(
+  client: DynamoDBClient,
+  tableName: string,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, never> | undefined;
+  do {
+    const out = await client.send(
+      new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
+    );
+    items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
+    start = out.LastEvaluatedKey as Record<string, never> | undefined;
+  } while (start);
+  return items;
 }

@@ -6,9 +6,10 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { BatchGetItemCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { scanTable } from '../../local/resources.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import {
   admissionEvidence,
@@ -420,7 +421,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     const [ledger, requests, items] = await Promise.all([
       simList<LedgerEntry>(simUrl, 'messages'),
       simList<SendRequestEntry>(simUrl, 'requests'),
-      scanAll(dynamodb, running.tableName),
+      scanTable(dynamodb, running.tableName),
     ]);
     const commands: NotificationRecord[] = [];
     const evidence: EvidenceRecord[] = [];
@@ -626,17 +627,4 @@ async function finalKeys(
   };
   for (let i = 0; i < chunks.length; i += 4) await Promise.all(chunks.slice(i, i + 4).map(readChunk));
   return done;
-}
-
-async function scanAll(client: DynamoDBClient, tableName: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, never> | undefined;
-  do {
-    const out = await client.send(
-      new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
-    );
-    items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
-    start = out.LastEvaluatedKey as Record<string, never> | undefined;
-  } while (start);
-  return items;
 }

@@ -1,7 +1,6 @@
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
-import { ensureTable } from '../../local/resources.js';
+import { ensureTable, scanTable } from '../../local/resources.js';
 import { startHttpServer } from '../../local/runtime/http-server.js';
 import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../../shared/adapters/local-cipher.js';
@@ -42,18 +41,7 @@ export async function startApiHarness(options: { clock?: Clock } = {}) {
     client,
     errors,
     /** Every item in the table, unmarshalled (for "nothing stored" and PII checks). */
-    async scan(): Promise<Record<string, unknown>[]> {
-      const items: Record<string, unknown>[] = [];
-      let start: Record<string, never> | undefined;
-      do {
-        const out = await client.send(
-          new ScanCommand({ TableName: tableName, ExclusiveStartKey: start, ConsistentRead: true }),
-        );
-        items.push(...(out.Items ?? []).map((i) => unmarshall(i)));
-        start = out.LastEvaluatedKey as Record<string, never> | undefined;
-      } while (start);
-      return items;
-    },
+    scan: () => scanTable(client, tableName),
     post(body: unknown, headers: Record<string, string> = {}) {
       return fetch(`${server.url}/v1/notifications`, {
         method: 'POST',
