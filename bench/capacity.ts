@@ -23,6 +23,7 @@ import { DEFAULT_POLICY } from '../shared/domain/policy.js';
 import type { LookupOutcome, SendOutcome, SmsProvider } from '../shared/domain/provider.js';
 import type { DispatchQueue } from '../shared/ports/queue.js';
 import type { NotificationStore } from '../shared/ports/store.js';
+import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { admitNotification } from '../shared/usecases/admit-notification.js';
 import { dispatchNotification } from '../shared/usecases/dispatch-notification.js';
 import { reconcileDue } from '../shared/usecases/reconcile-due.js';
@@ -58,6 +59,7 @@ type Lifecycle = 'happy' | 'happy, 2 pending polls' | 'timeout';
 function fakeProvider(send: SendOutcome, lookups: LookupOutcome[]): SmsProvider {
   return {
     name: 'simulator',
+    capabilities: TWILIO_CAPABILITIES,
     send: async () => send,
     lookup: async () => lookups.shift() ?? { kind: 'inconclusive', detail: 'script_exhausted' },
   };

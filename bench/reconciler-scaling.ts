@@ -27,6 +27,7 @@ import { DEFAULT_POLICY } from '../shared/domain/policy.js';
 import type { SmsProvider } from '../shared/domain/provider.js';
 import type { Cipher } from '../shared/ports/cipher.js';
 import type { NotificationStore } from '../shared/ports/store.js';
+import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { sealPayload } from '../shared/usecases/payload-seal.js';
 import { type ReconcileSummary, reconcileDue } from '../shared/usecases/reconcile-due.js';
 import { fmt, median, nowMs, ratio, rotate, runPool } from './stats.js';
@@ -222,6 +223,7 @@ function timedStore(store: NotificationStore, times: Record<string, number[]>): 
 /** Fake provider: every lookup finds the message delivered, at once. */
 const provider: SmsProvider = {
   name: 'simulator',
+  capabilities: TWILIO_CAPABILITIES,
   send: () => Promise.reject(new Error('the reconciler never sends')),
   lookup: async (ref) => ({ kind: 'found', messageId: ref.messageId ?? 'SMx', status: 'delivered' }),
 };

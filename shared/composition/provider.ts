@@ -5,9 +5,9 @@ import { readSecretString } from '../adapters/secrets-manager-secret.js';
 import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
-import type { SmsProvider } from '../domain/provider.js';
+import { NO_ABSENCE_PROOF, type SmsProvider } from '../domain/provider.js';
 import { createSnsProvider, SNS_CLIENT_CONFIG } from '../providers/sns/index.js';
-import { createTwilioProvider } from '../providers/twilio/index.js';
+import { createTwilioProvider, TWILIO_CAPABILITIES } from '../providers/twilio/index.js';
 
 async function buildProvider(
   config: ServiceConfig,
@@ -58,6 +58,8 @@ export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: 
   };
   return {
     name: config.provider,
+    // Known before the adapter is built: decisions must not wait on its secret.
+    capabilities: config.provider === 'sns' ? NO_ABSENCE_PROOF : TWILIO_CAPABILITIES,
     async send(command) {
       const provider = await get();
       return provider

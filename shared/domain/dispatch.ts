@@ -1,6 +1,12 @@
 import { type EpochMs, isFinal, type NotificationRecord, type TransitionIntent } from './notification.js';
 import { backoffMs, type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from './policy.js';
-import type { LookupOutcome, SendOutcome } from './provider.js';
+import {
+  admissibleLookup,
+  type LookupOutcome,
+  type ProviderCapabilities,
+  type ProviderStatus,
+  type SendOutcome,
+} from './provider.js';
 import { Actor, ReasonCode as R, NotificationState as S } from './states.js';
 
 /** What the sender should do with a command it was handed. */
@@ -73,8 +79,10 @@ function decideAccepted(
         leaseOwner: owner,
         dueAt: leaseUntil,
         checks: 0,
+        attemptStartedAt: now,
+        callDeadline,
       },
-      remove: ['nextAttemptAt', 'unknownSince'],
+      remove: ['nextAttemptAt', 'unknownSince', 'absentSince'],
     },
   };
 }
@@ -217,16 +225,58 @@ export interface Reschedule {
   readonly dueAt: EpochMs;
 }
 
-/** Second half of a reconciler step: what the provider's answer means for the record. */
+/**
+ * Second half of a reconciler step: what the provider's answer means for the record. `absent`
+ * counts only from a provider that declares it can prove absence ({@link admissibleLookup}).
+ */
 export function applyLookup(
   record: NotificationRecord,
   lookup: LookupOutcome,
   now: EpochMs,
   policy: DispatchPolicy,
+  capabilities: Pick<ProviderCapabilities, 'absenceProof'>,
 ): TransitionIntent | Reschedule {
+  const admissible = admissibleLookup(lookup, capabilities);
   return record.state === S.sent
-    ? applyStatusPoll(record, lookup, now, policy)
-    : applyUnknownLookup(record, lookup, now, policy);
+    ? applyStatusPoll(record, admissible, now, policy)
+    : applyUnknownLookup(record, admissible, now, policy);
+}
+
+/** The provider's own "never handed to a carrier", for the current attempt only. */
+function notSentForCurrentAttempt(
+  record: NotificationRecord,
+  found: { readonly status: ProviderStatus; readonly attempt?: number; readonly messageId: string },
+): boolean {
+  if (found.status !== 'not_sent') return false;
+  if (found.attempt !== undefined) return found.attempt === record.attempts;
+  // Without an attempt the message id must be the one this attempt got back.
+  return record.provider.messageId === found.messageId;
+}
+
+/**
+ * A message that was definitely never handed to a carrier: a new attempt while the token allows
+ * one, otherwise final. The settle time does not apply: this is the provider's statement, not a
+ * missing read.
+ */
+function notSentIntent(
+  record: NotificationRecord,
+  now: EpochMs,
+  policy: DispatchPolicy,
+  actor: Actor,
+): TransitionIntent {
+  const base = { actor, at: now } as const;
+  if (isPastDispatchDeadline(record, now, policy) || record.attempts >= policy.maxAttempts) {
+    return record.state === S.sent
+      ? { ...base, to: S.undelivered, reason: R.providerNotSent }
+      : { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
+  }
+  return {
+    ...base,
+    to: S.accepted,
+    reason: R.providerNotSent,
+    set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
+    remove: ['unknownSince', 'absentSince', 'sentAt'],
+  };
 }
 
 function applyUnknownLookup(
@@ -238,6 +288,8 @@ function applyUnknownLookup(
   const name = record.provider.name;
   const base = { actor: Actor.reconciler, at: now } as const;
   if (lookup.kind === 'found') {
+    if (notSentForCurrentAttempt(record, lookup)) return notSentIntent(record, now, policy, Actor.reconciler);
+    // A message of any attempt of this key counts: the record takes its id and never sends again.
     const to =
       lookup.status === 'delivered' ? S.delivered : lookup.status === 'undelivered' ? S.undelivered : S.sent;
     return {
@@ -250,21 +302,33 @@ function applyUnknownLookup(
         dueAt: now + policy.statusPollMs,
         checks: 0,
       },
-      remove: ['unknownSince'],
+      remove: ['unknownSince', 'absentSince'],
     };
   }
-  const settled = now - (record.unknownSince ?? record.updatedAt) >= policy.reconcileSettleMs;
   const pastDeadline = isPastDispatchDeadline(record, now, policy);
-  if (lookup.kind === 'absent' && settled) {
-    // Established that no message exists: no more risk of a duplicate. Expire if no send is possible.
-    if (pastDeadline) return { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
-    return {
-      ...base,
-      to: S.accepted,
-      reason: R.reconciledAbsent,
-      set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
-      remove: ['unknownSince'],
-    };
+  // Absence is read only after the attempt's call had to end; legacy records fall back to the unknown's start.
+  const callEnded = now >= (record.callDeadline ?? record.unknownSince ?? record.updatedAt);
+  if (lookup.kind === 'absent' && callEnded) {
+    if (record.absentSince === undefined) {
+      // The first complete absent read: one more, a settle time later, must agree.
+      return {
+        ...base,
+        to: S.dispatchUnknown,
+        reason: R.absenceObserved,
+        set: { absentSince: now, checks: record.checks + 1, dueAt: now + policy.reconcileSettleMs },
+      };
+    }
+    if (now - record.absentSince >= policy.reconcileSettleMs) {
+      // Two agreeing reads, settle apart, both after the call deadline: no message exists.
+      if (pastDeadline) return { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
+      return {
+        ...base,
+        to: S.accepted,
+        reason: R.reconciledAbsent,
+        set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
+        remove: ['unknownSince', 'absentSince'],
+      };
+    }
   }
   if (pastDeadline && now >= record.expiresAt) {
     // The token is dead: whatever the provider did, no further send may happen. The outcome stays unknown.
@@ -272,12 +336,27 @@ function applyUnknownLookup(
   }
   const checks = record.checks + 1;
   const wait = Math.min(backoffMs(checks, policy), policy.backoffMaxMs);
-  const settleAt = (record.unknownSince ?? record.updatedAt) + policy.reconcileSettleMs;
-  const dueAt =
-    lookup.kind === 'absent'
-      ? Math.max(settleAt, now + 1)
-      : Math.min(now + wait, Math.max(record.expiresAt, now + 1));
-  return { ...base, to: S.dispatchUnknown, reason: R.reconcileInconclusive, set: { checks, dueAt } };
+  if (lookup.kind === 'absent') {
+    // Still inside the settle time (or the call had not ended): look again when the proof can complete.
+    const proofAt = Math.max(
+      (record.absentSince ?? now) + policy.reconcileSettleMs,
+      record.callDeadline ?? now,
+    );
+    return {
+      ...base,
+      to: S.dispatchUnknown,
+      reason: R.reconcileInconclusive,
+      set: { checks, dueAt: Math.max(proofAt, now + 1) },
+    };
+  }
+  // Any read that is not a complete absence breaks the proof: it starts again.
+  return {
+    ...base,
+    to: S.dispatchUnknown,
+    reason: R.reconcileInconclusive,
+    set: { checks, dueAt: Math.min(now + wait, Math.max(record.expiresAt, now + 1)) },
+    remove: ['absentSince'],
+  };
 }
 
 function applyStatusPoll(
@@ -287,6 +366,9 @@ function applyStatusPoll(
   policy: DispatchPolicy,
 ): TransitionIntent | Reschedule {
   const base = { actor: Actor.reconciler, at: now } as const;
+  if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup)) {
+    return notSentIntent(record, now, policy, Actor.reconciler);
+  }
   if (lookup.kind === 'found' && lookup.status === 'delivered') {
     return { ...base, to: S.delivered, reason: R.statusPolled };
   }
@@ -297,4 +379,68 @@ function applyStatusPoll(
     return { ...base, to: S.sent, reason: R.statusHorizon, set: { closed: true } };
   }
   return { kind: 'reschedule', dueAt: now + policy.statusPollMs };
+}
+
+/** A provider receipt (status callback or delivery event), authenticated and parsed at the edge. */
+export interface Receipt {
+  /** The attempt its client reference names. */
+  readonly attempt: number;
+  readonly messageId: string;
+  readonly status: ProviderStatus;
+}
+
+/** Why a receipt changed nothing: every one of these is harmless and answered as received. */
+export type ReceiptIgnored =
+  | 'final'
+  | 'unknown_attempt'
+  | 'not_newer'
+  | 'other_message'
+  | 'not_sent_for_old_attempt';
+
+/**
+ * What a receipt means for the record. A receipt is positive evidence: whatever the record
+ * believes (accepted, dispatching, unknown), the message exists, so the record takes its id and
+ * never sends again. It never moves a record backwards, so duplicates and out-of-order receipts
+ * change nothing and write no second evidence record.
+ */
+export function applyReceipt(
+  record: NotificationRecord,
+  receipt: Receipt,
+  now: EpochMs,
+  policy: DispatchPolicy,
+): TransitionIntent | { readonly kind: 'ignore'; readonly why: ReceiptIgnored } {
+  const ignore = (why: ReceiptIgnored) => ({ kind: 'ignore', why }) as const;
+  if (isFinal(record)) return ignore('final');
+  if (receipt.attempt < 1 || receipt.attempt > record.attempts) return ignore('unknown_attempt');
+  const base = { actor: Actor.receipt, at: now, reason: R.deliveryReceipt } as const;
+  if (receipt.status === 'not_sent') {
+    const current =
+      receipt.attempt === record.attempts &&
+      (record.provider.messageId === undefined || record.provider.messageId === receipt.messageId);
+    if (!current || (record.state !== S.dispatchUnknown && record.state !== S.sent)) {
+      return ignore('not_sent_for_old_attempt');
+    }
+    return notSentIntent(record, now, policy, Actor.receipt);
+  }
+  const to =
+    receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : S.sent;
+  if (record.state === S.sent) {
+    if (record.provider.messageId !== undefined && record.provider.messageId !== receipt.messageId) {
+      return ignore('other_message');
+    }
+    if (to === S.sent) return ignore('not_newer');
+    return { ...base, to };
+  }
+  // accepted, dispatching or dispatch_unknown: the message exists.
+  return {
+    ...base,
+    to,
+    set: {
+      provider: { name: record.provider.name, messageId: receipt.messageId },
+      sentAt: now,
+      dueAt: now + policy.statusPollMs,
+      checks: 0,
+    },
+    remove: ['unknownSince', 'absentSince', 'leaseUntil', 'leaseOwner', 'nextAttemptAt'],
+  };
 }

@@ -52,8 +52,14 @@ export interface NotificationRecord {
   readonly leaseOwner?: string;
   /** Earliest time the next provider attempt may start (retry backoff). */
   readonly nextAttemptAt?: EpochMs;
-  /** When the current unknown outcome began (the settle clock for "absent"). */
+  /** When the current unknown outcome began (the age the alarms watch). */
   readonly unknownSince?: EpochMs;
+  /** When the current attempt was claimed: provider search windows start here. */
+  readonly attemptStartedAt?: EpochMs;
+  /** When the current attempt's provider call had to end: absence is only read after it. */
+  readonly callDeadline?: EpochMs;
+  /** The first complete "absent" read for the current unknown; a second one a settle time later proves it. */
+  readonly absentSince?: EpochMs;
   /** When the provider accepted the message (start of the status horizon). */
   readonly sentAt?: EpochMs;
   /** When the reconciler should next look at this item; absent for terminal items (sparse index). */
@@ -95,6 +101,9 @@ export type TransitionChanges = Partial<
     | 'leaseOwner'
     | 'nextAttemptAt'
     | 'unknownSince'
+    | 'attemptStartedAt'
+    | 'callDeadline'
+    | 'absentSince'
     | 'sentAt'
     | 'dueAt'
     | 'checks'

@@ -23,6 +23,11 @@ export interface DispatchPolicy {
   readonly maxAttempts: number;
   /** A provider call needs at least this much time left to be worth starting. */
   readonly minSendWindowMs: number;
+  /**
+   * No call starts with less token life left than this: a shorter validity period is below what
+   * providers honour (Twilio recommends at least 5 s) and the message could not arrive usefully.
+   */
+  readonly minValidityMs: number;
 }
 
 export const DEFAULT_POLICY: DispatchPolicy = {
@@ -37,21 +42,22 @@ export const DEFAULT_POLICY: DispatchPolicy = {
   queueSafetyNetMs: 60_000,
   maxAttempts: 5,
   minSendWindowMs: 1_000,
+  minValidityMs: 5_000,
 };
 
-/** The last instant at which a provider call may start. */
+/** The last instant at which a provider call may start: the margin, and never under the minimum validity. */
 export function dispatchDeadline(
   record: Pick<NotificationRecord, 'expiresAt'>,
-  policy: DispatchPolicy,
+  policy: Pick<DispatchPolicy, 'dispatchMarginMs' | 'minValidityMs'>,
 ): EpochMs {
-  return record.expiresAt - policy.dispatchMarginMs;
+  return record.expiresAt - Math.max(policy.dispatchMarginMs, policy.minValidityMs);
 }
 
 /** True when no provider call can start any more (DESIGN.md: `now >= expires_at - margin`). */
 export function isPastDispatchDeadline(
   record: Pick<NotificationRecord, 'expiresAt'>,
   now: EpochMs,
-  policy: DispatchPolicy,
+  policy: Pick<DispatchPolicy, 'dispatchMarginMs' | 'minValidityMs'>,
 ): boolean {
   return now >= dispatchDeadline(record, policy);
 }

@@ -28,27 +28,87 @@ export type SendOutcome =
       readonly timedOut: boolean;
     };
 
-/** Provider-side delivery status, normalised. */
-export type ProviderStatus = 'pending' | 'sent' | 'delivered' | 'undelivered';
+/**
+ * Provider-side delivery status, normalised. `not_sent` is a documented provider statement that
+ * the message was never handed to a carrier (Twilio `failed` with such a code, an expired
+ * validity period in the provider's queue): the user cannot have received it, so a new attempt
+ * is safe while the token lives.
+ */
+export type ProviderStatus = 'pending' | 'sent' | 'delivered' | 'undelivered' | 'not_sent';
 
-/** How to find an earlier attempt: by id when one came back, else by client reference. */
+/** How an adapter can find a message after a send whose outcome is unknown. */
+export const FindBy = {
+  /** By the provider's message id, when one came back. */
+  id: 'id',
+  /** By our `client_reference`, as the provider echoes it in receipts or events. */
+  reference: 'reference',
+  /** By listing messages and matching this key's secret inside the body. */
+  content: 'content',
+} as const;
+export type FindBy = (typeof FindBy)[keyof typeof FindBy];
+
+/** Whether, and how, an adapter can show that a message does not exist. */
+export const AbsenceProof = {
+  /** Never: an unknown that no evidence settles ends `unknown_at_expiry`, without a second send. */
+  never: 'never',
+  /**
+   * Only under conditions the adapter checks itself (complete listings, readable bodies, unmasked
+   * numbers, redaction off). The domain adds its own: two absent reads at least the settle time
+   * apart, both after the attempt's call deadline.
+   */
+  conditional: 'conditional',
+} as const;
+export type AbsenceProof = (typeof AbsenceProof)[keyof typeof AbsenceProof];
+
+/** What an adapter declares about itself; decisions read it instead of the provider's name. */
+export interface ProviderCapabilities {
+  readonly findBy: readonly FindBy[];
+  readonly absenceProof: AbsenceProof;
+  /** The provider pushes receipts or events that carry our client reference. */
+  readonly receipts: boolean;
+}
+
+/** The capabilities of a provider that can only confirm what it returned: nothing proves absence. */
+export const NO_ABSENCE_PROOF: ProviderCapabilities = {
+  findBy: [FindBy.id],
+  absenceProof: AbsenceProof.never,
+  receipts: false,
+};
+
+/** How to find the messages of a command's attempts after an unknown outcome or for a status poll. */
 export interface LookupRef {
+  /** The current attempt's message id, when one came back. */
   readonly messageId?: string;
+  readonly idempotencyKey: string;
+  /** The current attempt (1, 2, ...). Earlier attempts' messages count as found too. */
+  readonly attempt: number;
+  /** `<key>#<attempt>` of the current attempt. */
   readonly clientReference: string;
   readonly to: string;
-  /** The earliest the attempt could have been made (narrows list queries). */
-  readonly notBefore: EpochMs;
+  /** What only this key's messages carry (the code or the reset URL), for content matching. */
+  readonly secret: string;
+  /** When the current attempt was claimed: search windows start here, never at admission. */
+  readonly attemptStartedAt: EpochMs;
+  /** When the current attempt's call had to end: no read before it can show absence. */
+  readonly callDeadline: EpochMs;
 }
 
 /** The classified result of a lookup. `absent` only when the provider's answer is authoritative. */
 export type LookupOutcome =
-  | { readonly kind: 'found'; readonly messageId: string; readonly status: ProviderStatus }
+  | {
+      readonly kind: 'found';
+      readonly messageId: string;
+      readonly status: ProviderStatus;
+      /** Which attempt the message belongs to, when the provider can tell (by reference). */
+      readonly attempt?: number;
+    }
   | { readonly kind: 'absent' }
   | { readonly kind: 'inconclusive'; readonly detail: string };
 
 /** The one port every provider implements. `lookup` only reads; it never sends. */
 export interface SmsProvider {
   readonly name: string;
+  readonly capabilities: ProviderCapabilities;
   send(command: SendCommand): Promise<SendOutcome>;
   lookup(ref: LookupRef): Promise<LookupOutcome>;
 }
@@ -56,4 +116,29 @@ export interface SmsProvider {
 /** `<idempotency_key>#<attempt>`. */
 export function clientReference(idempotencyKey: string, attempt: number): string {
   return `${idempotencyKey}#${attempt}`;
+}
+
+/** Reads `<key>#<attempt>` back; undefined when it is not one of ours. */
+export function parseClientReference(
+  reference: string,
+): { readonly idempotencyKey: string; readonly attempt: number } | undefined {
+  const hash = reference.lastIndexOf('#');
+  if (hash <= 0) return undefined;
+  const attempt = reference.slice(hash + 1);
+  if (!/^[1-9]\d{0,5}$/.test(attempt)) return undefined;
+  return { idempotencyKey: reference.slice(0, hash), attempt: Number(attempt) };
+}
+
+/**
+ * The domain's own guard on a lookup: `absent` counts only from an adapter that can prove it.
+ * An adapter that says `absent` without that capability is read as inconclusive.
+ */
+export function admissibleLookup(
+  lookup: LookupOutcome,
+  capabilities: Pick<ProviderCapabilities, 'absenceProof'>,
+): LookupOutcome {
+  if (lookup.kind === 'absent' && capabilities.absenceProof === AbsenceProof.never) {
+    return { kind: 'inconclusive', detail: 'absence_unprovable' };
+  }
+  return lookup;
 }

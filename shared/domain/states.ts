@@ -38,6 +38,8 @@ export const ReasonCode = {
   reconciledFound: 'reconciled_found',
   reconciledAbsent: 'reconciled_absent',
   reconcileInconclusive: 'reconcile_inconclusive',
+  absenceObserved: 'absence_observed',
+  providerNotSent: 'provider_not_sent',
   expiredBeforeDispatch: 'expired_before_dispatch',
   unknownAtExpiry: 'unknown_at_expiry',
   retryExhausted: 'retry_exhausted',
@@ -85,6 +87,12 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     actors: [A.sender, A.reconciler],
   },
   { from: S.dispatching, to: S.sent, reasons: [R.providerAccepted], actors: [A.sender] },
+  // A receipt is positive evidence whatever the record believes: the message exists, so no send may follow.
+  ...[S.accepted, S.dispatching, S.dispatchUnknown].flatMap((from) =>
+    [S.sent, S.delivered, S.undelivered].map(
+      (to): TransitionRule => ({ from, to, reasons: [R.deliveryReceipt], actors: [A.receipt] }),
+    ),
+  ),
   {
     from: S.dispatching,
     to: S.accepted,
@@ -102,17 +110,25 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   { from: S.dispatchUnknown, to: S.delivered, reasons: [R.reconciledFound], actors: [A.reconciler] },
   { from: S.dispatchUnknown, to: S.undelivered, reasons: [R.reconciledFound], actors: [A.reconciler] },
   { from: S.dispatchUnknown, to: S.accepted, reasons: [R.reconciledAbsent], actors: [A.reconciler] },
+  // The provider said it never handed the message to a carrier: a new attempt is safe.
+  {
+    from: S.dispatchUnknown,
+    to: S.accepted,
+    reasons: [R.providerNotSent],
+    actors: [A.reconciler, A.receipt],
+  },
+  { from: S.sent, to: S.accepted, reasons: [R.providerNotSent], actors: [A.reconciler, A.receipt] },
   {
     from: S.dispatchUnknown,
     to: S.dispatchUnknown,
-    reasons: [R.reconcileInconclusive],
+    reasons: [R.reconcileInconclusive, R.absenceObserved],
     actors: [A.reconciler],
   },
   {
     from: S.dispatchUnknown,
     to: S.expired,
     reasons: [R.unknownAtExpiry, R.expiredBeforeDispatch],
-    actors: [A.reconciler],
+    actors: [A.reconciler, A.receipt],
   },
   {
     from: S.sent,
@@ -123,7 +139,7 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   {
     from: S.sent,
     to: S.undelivered,
-    reasons: [R.statusPolled, R.deliveryReceipt],
+    reasons: [R.statusPolled, R.deliveryReceipt, R.providerNotSent],
     actors: [A.reconciler, A.receipt],
   },
   { from: S.sent, to: S.sent, reasons: [R.statusHorizon], actors: [A.reconciler] },

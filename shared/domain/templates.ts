@@ -37,3 +37,13 @@ export function renderBody(template: string, locale: string, params: Params): st
   if (params.reset_url !== undefined) return texts.url(params.reset_url);
   throw new Error('password_reset needs a code or a reset_url');
 }
+
+/**
+ * What only this command's message carries: the code or the reset URL. Content lookups match it
+ * inside a listed body (never the whole body: messaging services may re-encode the text).
+ */
+export function secretOf(params: Params): string {
+  const secret = params.code ?? params.reset_url;
+  if (secret === undefined) throw new Error('password_reset needs a code or a reset_url');
+  return secret;
+}

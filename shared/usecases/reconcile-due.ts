@@ -3,6 +3,7 @@ import { applyLookup, decideReconcile } from '../domain/dispatch.js';
 import { applyTransition, type NotificationRecord } from '../domain/notification.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { clientReference, type LookupOutcome, type SmsProvider } from '../domain/provider.js';
+import { secretOf } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { DispatchQueue } from '../ports/queue.js';
 import type { NotificationStore } from '../ports/store.js';
@@ -107,12 +108,14 @@ async function reconcileOne(
         return;
       }
       summary.lookups++;
-      const lookup = await lookupAttempt(deps, record, stored.sealedPayload);
-      const next = applyLookup(record, lookup, deps.clock.now(), deps.policy);
+      // The strong read carries every field (the index projects only what the pass needs).
+      const current = stored.record;
+      const lookup = await lookupAttempt(deps, current, stored.sealedPayload);
+      const next = applyLookup(current, lookup, deps.clock.now(), deps.policy, deps.provider.capabilities);
       if ('kind' in next) {
-        count(summary, await deps.store.reschedule(record, next.dueAt), 'rescheduled');
+        count(summary, await deps.store.reschedule(current, next.dueAt), 'rescheduled');
       } else {
-        count(summary, await deps.store.transition(applyTransition(record, next)), 'transitioned');
+        count(summary, await deps.store.transition(applyTransition(current, next)), 'transitioned');
       }
     }
   }
@@ -125,12 +128,19 @@ async function lookupAttempt(
 ): Promise<LookupOutcome> {
   if (!sealedPayload) return { kind: 'inconclusive', detail: 'payload_unavailable' };
   const payload = await openPayload(deps.cipher, record.idempotencyKey, sealedPayload);
+  // Windows start at the attempt's claim; records claimed before these fields existed fall back to
+  // the unknown's start, never to admission.
+  const attemptStartedAt = record.attemptStartedAt ?? record.unknownSince ?? record.updatedAt;
   try {
     return await deps.provider.lookup({
       ...(record.provider.messageId === undefined ? {} : { messageId: record.provider.messageId }),
+      idempotencyKey: record.idempotencyKey,
+      attempt: record.attempts,
       clientReference: clientReference(record.idempotencyKey, record.attempts),
       to: payload.phone,
-      notBefore: record.createdAt,
+      secret: secretOf(payload.params),
+      attemptStartedAt,
+      callDeadline: record.callDeadline ?? record.unknownSince ?? record.updatedAt,
     });
   } catch (error) {
     return { kind: 'inconclusive', detail: `adapter_threw:${(error as Error).name}` };

@@ -59,7 +59,7 @@ async function byMessageId(
   // SNS returned an id, so it accepted the message: it exists whatever the logs say.
   const pattern = `{ $.notification.messageId = ${JSON.stringify(messageId)} }`;
   for (const group of options.logGroups) {
-    const scan = await scanGroup(options, group, ref.notBefore, pattern);
+    const scan = await scanGroup(options, group, ref.attemptStartedAt, pattern);
     if (scan.kind === 'lines') {
       const line = scan.lines.find((l) => l.messageId === messageId);
       if (line !== undefined) return { kind: 'found', messageId, status: line.status };
@@ -72,7 +72,7 @@ async function byDestination(options: DeliveryLogOptions, ref: LookupRef): Promi
   const wanted = options.fingerprint(ref.to);
   const matches = new Map<string, DeliveryLine>();
   for (const group of options.logGroups) {
-    const scan = await scanGroup(options, group, ref.notBefore, undefined);
+    const scan = await scanGroup(options, group, ref.attemptStartedAt, undefined);
     if (scan.kind === 'error') return { kind: 'inconclusive', detail: scan.detail };
     if (scan.kind === 'missing_group') {
       // SNS creates the `/Failure` group at the first failed delivery; any other missing group
@@ -82,7 +82,7 @@ async function byDestination(options: DeliveryLogOptions, ref: LookupRef): Promi
     }
     for (const line of scan.lines) {
       if (line.destination === undefined || options.fingerprint(line.destination) !== wanted) continue;
-      if (line.publishedAt !== undefined && line.publishedAt < ref.notBefore - SKEW_MS) continue;
+      if (line.publishedAt !== undefined && line.publishedAt < ref.attemptStartedAt - SKEW_MS) continue;
       matches.set(line.messageId, line);
     }
   }
@@ -92,7 +92,7 @@ async function byDestination(options: DeliveryLogOptions, ref: LookupRef): Promi
     return { kind: 'found', messageId: only.messageId, status: only.status };
   // Another command to the same number in the window: SNS carries no client reference to tell them apart.
   if (found.length > 1) return { kind: 'inconclusive', detail: 'sns:ambiguous_destination_match' };
-  if (options.now() - ref.notBefore < options.settleMs)
+  if (options.now() - ref.attemptStartedAt < options.settleMs)
     return { kind: 'inconclusive', detail: 'sns:delivery_logs_settling' };
   return { kind: 'absent' };
 }

@@ -2,7 +2,7 @@ import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { type MessageAttributeValue, PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { Clock } from '../../domain/clock.js';
 import { InvalidConfigurationError } from '../../domain/errors.js';
-import type { SendOutcome, SmsProvider } from '../../domain/provider.js';
+import { NO_ABSENCE_PROOF, type SendOutcome, type SmsProvider } from '../../domain/provider.js';
 import { classifySnsPublishError } from './classification.js';
 import { lookupDelivery } from './delivery-logs.js';
 
@@ -62,6 +62,8 @@ export function createSnsProvider(options: SnsProviderOptions): SmsProvider {
 
   return {
     name: 'sns',
+    // Delivery-status logs are sampled, late and carry no reference: they confirm an id, never absence.
+    capabilities: NO_ABSENCE_PROOF,
 
     async send(command): Promise<SendOutcome> {
       retryCheck ??= ensureNoSdkRetries();

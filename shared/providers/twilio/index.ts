@@ -20,6 +20,7 @@ export {
   DEFAULT_LOOKUP_PAGE_SIZE,
   DEFAULT_LOOKUP_TIMEOUT_MS,
   NOT_BEFORE_SKEW_MS,
+  TWILIO_CAPABILITIES,
   TWILIO_MAX_VALIDITY_SECONDS,
   type TwilioProviderOptions,
 } from './provider.js';

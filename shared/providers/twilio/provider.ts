@@ -13,12 +13,15 @@
  */
 import type { Clock } from '../../domain/clock.js';
 import { InvalidConfigurationError } from '../../domain/errors.js';
-import type {
-  LookupOutcome,
-  LookupRef,
-  SendCommand,
-  SendOutcome,
-  SmsProvider,
+import {
+  AbsenceProof,
+  FindBy,
+  type LookupOutcome,
+  type LookupRef,
+  type ProviderCapabilities,
+  type SendCommand,
+  type SendOutcome,
+  type SmsProvider,
 } from '../../domain/provider.js';
 import {
   classifySend,
@@ -55,13 +58,23 @@ export interface TwilioProviderOptions {
   readonly fetch?: typeof fetch;
 }
 
+/**
+ * Twilio finds a message by sid, by our reference through status callbacks, and by content
+ * (listing To/From and matching the key's secret). Absence only under conditions this adapter checks.
+ */
+export const TWILIO_CAPABILITIES: ProviderCapabilities = {
+  findBy: [FindBy.id, FindBy.reference, FindBy.content],
+  absenceProof: AbsenceProof.conditional,
+  receipts: true,
+};
+
 /** Twilio's largest accepted ValidityPeriod, in seconds. */
 export const TWILIO_MAX_VALIDITY_SECONDS = 36_000;
 export const DEFAULT_LOOKUP_TIMEOUT_MS = 3_000;
 export const DEFAULT_LOOKUP_PAGE_SIZE = 1_000;
 export const DEFAULT_LOOKUP_MAX_PAGES = 20;
 /**
- * A listed message created this long before `ref.notBefore` cannot be the attempt even with
+ * A listed message created this long before `ref.attemptStartedAt` cannot be the attempt even with
  * clock skew, so it does not need a `status_callback` for the listing to prove absence.
  */
 export const NOT_BEFORE_SKEW_MS = 3_600_000;
@@ -186,7 +199,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
    * so a date-filtered listing would miss exactly the accepted-but-not-yet-sent message we look for.
    */
   const lookupByReference = async (ref: LookupRef, signal: AbortSignal): Promise<LookupOutcome> => {
-    const oldestRelevant = ref.notBefore - NOT_BEFORE_SKEW_MS;
+    const oldestRelevant = ref.attemptStartedAt - NOT_BEFORE_SKEW_MS;
     const seen = new Set<string>();
     let url: string | null =
       `${messagesUrl}.json?${new URLSearchParams({ To: ref.to, PageSize: String(pageSize) })}`;
@@ -233,6 +246,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
 
   return {
     name: options.name ?? 'twilio',
+    capabilities: TWILIO_CAPABILITIES,
 
     async send(command: SendCommand): Promise<SendOutcome> {
       // The sender never calls with under a second of token life left: these are caller bugs,

@@ -179,9 +179,13 @@ describe('SNS provider: lookup in the delivery-status logs', () => {
     notBefore = clock.now();
   });
   const ref = (overrides: Partial<LookupRef> = {}): LookupRef => ({
+    idempotencyKey: 'reset-1',
+    attempt: 1,
     clientReference: 'reset-1#1',
     to: PHONE,
-    notBefore,
+    secret: '123456',
+    attemptStartedAt: notBefore,
+    callDeadline: notBefore + 5_000,
     ...overrides,
   });
   const eventsIn = (group: string, ...messages: string[]) =>

@@ -21,12 +21,16 @@ import {
 } from '../../../shared/domain/notification.js';
 import type { DispatchPolicy } from '../../../shared/domain/policy.js';
 import {
+  AbsenceProof,
   clientReference,
   type LookupOutcome,
   type ProviderStatus,
   type SendOutcome,
 } from '../../../shared/domain/provider.js';
 import { anAdmissionInput, aRequest, SECOND, T0 } from './fixtures.js';
+
+/** A provider that can prove absence (the domain adds its own two-read rule). */
+const PROVABLE = { absenceProof: AbsenceProof.conditional } as const;
 
 /** How one provider call goes (the simulator's fault modes, plus crashes and phantom ids). */
 export const FAULTS = [
@@ -260,7 +264,7 @@ export function simulate(scenario: Scenario, drainIterations = 3_000): Trace {
         record = { ...record, dueAt: step.nextDueAt };
         return;
       case 'lookup': {
-        const result = applyLookup(record, lookup(inconclusive), now, policy);
+        const result = applyLookup(record, lookup(inconclusive), now, policy, PROVABLE);
         if ('kind' in result) {
           if (result.dueAt <= now) violations.push('reschedule not in the future');
           record = { ...record, dueAt: result.dueAt };
@@ -326,6 +330,7 @@ export const policyArb: fc.Arbitrary<DispatchPolicy> = fc
     queueSafetyNetMs: fc.integer({ min: SECOND, max: 60 * SECOND }),
     maxAttempts: fc.integer({ min: 1, max: 6 }),
     minSendWindowMs: fc.integer({ min: 0, max: 2 * SECOND }),
+    minValidityMs: fc.integer({ min: 0, max: 6 * SECOND }),
   })
   .map(({ backoffExtraMs, ...rest }) => ({ ...rest, backoffMaxMs: rest.backoffBaseMs + backoffExtraMs }));
 

@@ -8,6 +8,7 @@ import {
   type TransitionIntent,
 } from '../../../shared/domain/notification.js';
 import type { LookupOutcome } from '../../../shared/domain/provider.js';
+import { AbsenceProof } from '../../../shared/domain/provider.js';
 import { ReasonCode as R, NotificationState as S } from '../../../shared/domain/states.js';
 import {
   aDispatchingRecord,
@@ -19,6 +20,9 @@ import {
   SECOND,
   T0,
 } from './fixtures.js';
+
+/** A provider that can prove absence (the domain adds its own two-read rule). */
+const PROVABLE = { absenceProof: AbsenceProof.conditional } as const;
 
 const policy = aPolicy({
   dispatchMarginMs: 5 * SECOND,
@@ -45,7 +49,7 @@ function asIntent(result: TransitionIntent | Reschedule): TransitionIntent {
 
 /** Applies the reconciler's verdict on `lookup` to `record` at `now`. */
 function reconcile(record: NotificationRecord, lookup: LookupOutcome, now: number) {
-  const intent = asIntent(applyLookup(record, lookup, now, policy));
+  const intent = asIntent(applyLookup(record, lookup, now, policy, PROVABLE));
   return { intent, ...applyTransition(record, intent) };
 }
 
@@ -371,7 +375,7 @@ describe('applyLookup on sent: status polling', () => {
     const now = T0 + MINUTE;
 
     // Act
-    const result = applyLookup(aSentRecord({ sentAt: T0 }), lookup, now, policy);
+    const result = applyLookup(aSentRecord({ sentAt: T0 }), lookup, now, policy, PROVABLE);
 
     // Assess
     expect(result).toEqual({ kind: 'reschedule', dueAt: now + policy.statusPollMs });
@@ -383,7 +387,7 @@ describe('applyLookup on sent: status polling', () => {
     const horizon = T0 + policy.statusHorizonMs;
 
     // Act
-    const before = applyLookup(record, FOUND('sent'), horizon - 1, policy);
+    const before = applyLookup(record, FOUND('sent'), horizon - 1, policy, PROVABLE);
     const { next, evidence } = reconcile(record, FOUND('sent'), horizon);
 
     // Assess

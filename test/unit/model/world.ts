@@ -24,6 +24,7 @@ import type {
   SmsProvider,
 } from '../../../shared/domain/provider.js';
 import type { DispatchMessage, DispatchQueue } from '../../../shared/ports/queue.js';
+import { TWILIO_CAPABILITIES } from '../../../shared/providers/twilio/provider.js';
 import { type AdmissionOutcome, admitNotification } from '../../../shared/usecases/admit-notification.js';
 import {
   type DispatchReport,
@@ -84,6 +85,7 @@ export interface FakeCall {
  */
 export class FakeProvider implements SmsProvider {
   readonly name = 'fake';
+  readonly capabilities = TWILIO_CAPABILITIES;
   readonly ledger: FakeMessage[] = [];
   readonly calls: FakeCall[] = [];
   plan: SendFault[] = [];

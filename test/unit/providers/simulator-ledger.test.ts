@@ -43,9 +43,13 @@ describe('simulator ledger file', () => {
     // Act
     const second = await startSimulator({ port: 0, ledgerFile, fingerprint });
     const found = await providerFor(second.url).lookup({
+      idempotencyKey: 'k1',
+      attempt: 1,
       clientReference: 'k1#1',
       to: '+14155550123',
-      notBefore: Date.now() - 60_000,
+      secret: '000000',
+      attemptStartedAt: Date.now() - 60_000,
+      callDeadline: Date.now() - 58_000,
     });
     const ledger = await (await fetch(`${second.url}/_sim/messages`)).json();
     await second.stop();

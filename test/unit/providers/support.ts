@@ -60,9 +60,14 @@ export function aLookupRef(
   overrides: Partial<LookupRef> = {},
 ): LookupRef {
   return {
+    idempotencyKey: command.idempotencyKey,
+    attempt: command.attempt,
     clientReference: command.clientReference,
     to: command.to,
-    notBefore: clock.now() - 1_000,
+    // The code is the body's last word (see aResetBody).
+    secret: command.body.split(' ').at(-1) ?? '',
+    attemptStartedAt: clock.now() - 1_000,
+    callDeadline: command.deadline,
     ...overrides,
   };
 }

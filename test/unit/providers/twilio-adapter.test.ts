@@ -589,7 +589,7 @@ describe('Twilio adapter against the simulator', () => {
 
       // Act
       const outcome = await provider.lookup(
-        aLookupRef(laterAttempt, clock, { notBefore: clock.now() + 2 * 3_600_000 }),
+        aLookupRef(laterAttempt, clock, { attemptStartedAt: clock.now() + 2 * 3_600_000 }),
       );
 
       // Assess
