@@ -287,8 +287,11 @@ function applyUnknownLookup(
 ): TransitionIntent {
   const name = record.provider.name;
   const base = { actor: Actor.reconciler, at: now } as const;
-  if (lookup.kind === 'found') {
-    if (notSentForCurrentAttempt(record, lookup)) return notSentIntent(record, now, policy, Actor.reconciler);
+  if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup)) {
+    return notSentIntent(record, now, policy, Actor.reconciler);
+  }
+  // A not-sent message of an older attempt says nothing about the current one.
+  if (lookup.kind === 'found' && lookup.status !== 'not_sent') {
     // A message of any attempt of this key counts: the record takes its id and never sends again.
     const to =
       lookup.status === 'delivered' ? S.delivered : lookup.status === 'undelivered' ? S.undelivered : S.sent;
@@ -308,45 +311,48 @@ function applyUnknownLookup(
   const pastDeadline = isPastDispatchDeadline(record, now, policy);
   // Absence is read only after the attempt's call had to end; legacy records fall back to the unknown's start.
   const callEnded = now >= (record.callDeadline ?? record.unknownSince ?? record.updatedAt);
-  if (lookup.kind === 'absent' && callEnded) {
-    if (record.absentSince === undefined) {
-      // The first complete absent read: one more, a settle time later, must agree.
-      return {
-        ...base,
-        to: S.dispatchUnknown,
-        reason: R.absenceObserved,
-        set: { absentSince: now, checks: record.checks + 1, dueAt: now + policy.reconcileSettleMs },
-      };
-    }
-    if (now - record.absentSince >= policy.reconcileSettleMs) {
-      // Two agreeing reads, settle apart, both after the call deadline: no message exists.
-      if (pastDeadline) return { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
-      return {
-        ...base,
-        to: S.accepted,
-        reason: R.reconciledAbsent,
-        set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
-        remove: ['unknownSince', 'absentSince'],
-      };
-    }
+  const absent = lookup.kind === 'absent' && callEnded;
+  if (absent && record.absentSince !== undefined && now - record.absentSince >= policy.reconcileSettleMs) {
+    // Two agreeing reads, settle apart, both after the call deadline: no message exists.
+    if (pastDeadline) return { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
+    return {
+      ...base,
+      to: S.accepted,
+      reason: R.reconciledAbsent,
+      set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
+      remove: ['unknownSince', 'absentSince'],
+    };
   }
   if (pastDeadline && now >= record.expiresAt) {
     // The token is dead: whatever the provider did, no further send may happen. The outcome stays unknown.
     return { ...base, to: S.expired, reason: R.unknownAtExpiry };
   }
+  if (absent && record.absentSince === undefined) {
+    // The first complete absent read: one more, a settle time later, must agree.
+    return {
+      ...base,
+      to: S.dispatchUnknown,
+      reason: R.absenceObserved,
+      set: {
+        absentSince: now,
+        checks: record.checks + 1,
+        dueAt: Math.min(now + policy.reconcileSettleMs, Math.max(record.expiresAt, now + 1)),
+      },
+    };
+  }
   const checks = record.checks + 1;
   const wait = Math.min(backoffMs(checks, policy), policy.backoffMaxMs);
   if (lookup.kind === 'absent') {
     // Still inside the settle time (or the call had not ended): look again when the proof can complete.
-    const proofAt = Math.max(
-      (record.absentSince ?? now) + policy.reconcileSettleMs,
-      record.callDeadline ?? now,
-    );
+    const proofAt =
+      record.absentSince === undefined
+        ? (record.callDeadline ?? record.unknownSince ?? record.updatedAt)
+        : record.absentSince + policy.reconcileSettleMs;
     return {
       ...base,
       to: S.dispatchUnknown,
       reason: R.reconcileInconclusive,
-      set: { checks, dueAt: Math.max(proofAt, now + 1) },
+      set: { checks, dueAt: Math.max(Math.min(proofAt, record.expiresAt), now + 1) },
     };
   }
   // Any read that is not a complete absence breaks the proof: it starts again.

@@ -48,6 +48,13 @@ export const INDEXED_RECORD_ATTRIBUTES = [
   'provider_message_id',
 ] as const;
 
+/**
+ * Record attributes the indexes do not project: only a strong read of the command item uses them
+ * (the reconciler re-reads before every lookup). Keeping them out leaves the deployed indexes'
+ * projections unchanged: DynamoDB cannot change a GSI's projection in place.
+ */
+export const STRONG_READ_ONLY_ATTRIBUTES = ['attempt_started_at', 'call_deadline', 'absent_since'] as const;
+
 /** The INCLUDE projection of an index whose own keys are `keys`. */
 function projectionWithout(...keys: readonly string[]) {
   return {

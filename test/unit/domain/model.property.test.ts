@@ -180,7 +180,7 @@ describe('model: hand-picked scenarios', () => {
     ]);
   });
 
-  it('timeout before accept is re-sent only after the settle time established absence', () => {
+  it('timeout before accept is re-sent only after two absent reads a settle time apart', () => {
     // Prepare
     const steps = [
       send('timeout_before_accept'),
@@ -200,7 +200,7 @@ describe('model: hand-picked scenarios', () => {
       R.admitted,
       R.claimed,
       R.providerTimeout,
-      R.reconcileInconclusive,
+      R.absenceObserved,
       R.reconciledAbsent,
       R.claimed,
       R.providerAccepted,
@@ -211,6 +211,8 @@ describe('model: hand-picked scenarios', () => {
     // Prepare: attempt 1 returns a phantom id; attempt 2 times out after the provider accepted it.
     const steps = [
       send('ambiguous_with_phantom_id'),
+      advance(11 * SECOND),
+      reconcile,
       advance(11 * SECOND),
       reconcile,
       send('timeout_after_accept'),
@@ -224,10 +226,11 @@ describe('model: hand-picked scenarios', () => {
 
     // Assess
     expect(trace.ledger).toHaveLength(1);
-    expect(trace.evidence.map((e) => e.reason).slice(0, 7)).toEqual([
+    expect(trace.evidence.map((e) => e.reason).slice(0, 8)).toEqual([
       R.admitted,
       R.claimed,
       R.providerAmbiguous,
+      R.absenceObserved,
       R.reconciledAbsent,
       R.claimed,
       R.providerTimeout,

@@ -169,40 +169,59 @@ describe('applyLookup on dispatch_unknown: found', () => {
   });
 });
 
-describe('applyLookup on dispatch_unknown: absent', () => {
-  it('before the settle time: stays dispatch_unknown (reconcile_inconclusive), due at the settle time', () => {
+describe('applyLookup on dispatch_unknown: absent (two agreeing reads, settle apart, after the call deadline)', () => {
+  const CALL_DEADLINE = T0 + 3 * SECOND;
+  const unknown = (overrides: Partial<NotificationRecord> = {}) =>
+    anUnknownRecord({ unknownSince: T0, attemptStartedAt: T0, callDeadline: CALL_DEADLINE, ...overrides });
+
+  it('a first absent read after the call deadline proves nothing yet: absence_observed, due a settle time later', () => {
     // Prepare
-    const record = anUnknownRecord({ unknownSince: T0, checks: 0 });
-    const now = T0 + 3 * SECOND;
+    const now = CALL_DEADLINE + SECOND;
 
     // Act
-    const { next, evidence } = reconcile(record, ABSENT, now);
+    const { next, evidence } = reconcile(unknown({ checks: 0 }), ABSENT, now);
 
     // Assess
     expect(next.state).toBe(S.dispatchUnknown);
-    expect(evidence.reason).toBe(R.reconcileInconclusive);
-    expect(next.dueAt).toBe(T0 + policy.reconcileSettleMs);
+    expect(evidence.reason).toBe(R.absenceObserved);
+    expect(next.absentSince).toBe(now);
+    expect(next.dueAt).toBe(now + policy.reconcileSettleMs);
     expect(next.checks).toBe(1);
-    expect(next.unknownSince).toBe(T0);
   });
 
-  it('one millisecond before the settle time is still not conclusive', () => {
+  it('an absent read before the call deadline never counts (the request may still be in flight)', () => {
     // Act
-    const { next } = reconcile(
-      anUnknownRecord({ unknownSince: T0 }),
+    const { next, evidence } = reconcile(unknown(), ABSENT, CALL_DEADLINE - 1);
+
+    // Assess
+    expect(evidence.reason).toBe(R.reconcileInconclusive);
+    expect('absentSince' in next).toBe(false);
+    expect(next.dueAt).toBe(CALL_DEADLINE);
+  });
+
+  it('a second absent read one millisecond short of the settle time is still not conclusive', () => {
+    // Prepare
+    const absentSince = CALL_DEADLINE + SECOND;
+
+    // Act
+    const { next, evidence } = reconcile(
+      unknown({ absentSince }),
       ABSENT,
-      T0 + policy.reconcileSettleMs - 1,
+      absentSince + policy.reconcileSettleMs - 1,
     );
 
     // Assess
     expect(next.state).toBe(S.dispatchUnknown);
-    expect(next.dueAt).toBe(T0 + policy.reconcileSettleMs);
+    expect(evidence.reason).toBe(R.reconcileInconclusive);
+    expect(next.absentSince).toBe(absentSince);
+    expect(next.dueAt).toBe(absentSince + policy.reconcileSettleMs);
   });
 
-  it('after the settle time: accepted (reconciled_absent), a new attempt is allowed now', () => {
+  it('a second absent read a settle time later: accepted (reconciled_absent), a new attempt is allowed now', () => {
     // Prepare
-    const record = anUnknownRecord({ unknownSince: T0, checks: 3 });
-    const now = T0 + policy.reconcileSettleMs;
+    const absentSince = CALL_DEADLINE + SECOND;
+    const record = unknown({ absentSince, checks: 3 });
+    const now = absentSince + policy.reconcileSettleMs;
 
     // Act
     const { next, evidence } = reconcile(record, ABSENT, now);
@@ -215,14 +234,30 @@ describe('applyLookup on dispatch_unknown: absent', () => {
     expect(next.dueAt).toBeGreaterThan(now);
     expect(next.attempts).toBe(record.attempts);
     expect('unknownSince' in next).toBe(false);
+    expect('absentSince' in next).toBe(false);
   });
 
-  it('after the settle time but past the dispatch deadline: expired (expired_before_dispatch)', () => {
+  it('an inconclusive read between two absent reads restarts the proof', () => {
     // Prepare
-    const record = anUnknownRecord({ unknownSince: T0, expiresAt: T0 + 12 * SECOND });
+    const absentSince = CALL_DEADLINE + SECOND;
 
     // Act
-    const { next, evidence } = reconcile(record, ABSENT, T0 + policy.reconcileSettleMs);
+    const broken = reconcile(unknown({ absentSince }), INCONCLUSIVE, absentSince + SECOND).next;
+    const again = reconcile(broken, ABSENT, absentSince + policy.reconcileSettleMs).next;
+
+    // Assess
+    expect('absentSince' in broken).toBe(false);
+    expect(again.state).toBe(S.dispatchUnknown);
+    expect(again.lastReason).toBe(R.absenceObserved);
+  });
+
+  it('settled absence past the dispatch deadline: expired (expired_before_dispatch)', () => {
+    // Prepare
+    const absentSince = CALL_DEADLINE + SECOND;
+    const record = unknown({ absentSince, expiresAt: absentSince + policy.reconcileSettleMs + SECOND });
+
+    // Act
+    const { next, evidence } = reconcile(record, ABSENT, absentSince + policy.reconcileSettleMs);
 
     // Assess
     expect(next.state).toBe(S.expired);
@@ -230,30 +265,102 @@ describe('applyLookup on dispatch_unknown: absent', () => {
     expect(isFinal(next)).toBe(true);
   });
 
-  it('uses updatedAt as the settle clock when unknownSince is missing', () => {
+  it('records claimed before the attempt fields existed use the unknown start as the call deadline', () => {
     // Prepare
     const { unknownSince: _drop, ...rest } = anUnknownRecord({ updatedAt: T0 + 5 * SECOND });
     const record: NotificationRecord = rest;
 
     // Act
-    const early = reconcile(record, ABSENT, T0 + 10 * SECOND).next;
-    const late = reconcile(record, ABSENT, T0 + 15 * SECOND).next;
+    const early = reconcile(record, ABSENT, T0 + 4 * SECOND).next;
+    const first = reconcile(record, ABSENT, T0 + 6 * SECOND).next;
 
     // Assess
-    expect(early.state).toBe(S.dispatchUnknown);
-    expect(late.state).toBe(S.accepted);
+    expect(early.lastReason).toBe(R.reconcileInconclusive);
+    expect(first.lastReason).toBe(R.absenceObserved);
   });
 
-  it('absent before settle but after expiresAt: expired unknown_at_expiry', () => {
+  it('an unproven absence after expiresAt: expired unknown_at_expiry', () => {
     // Prepare
-    const record = anUnknownRecord({ unknownSince: T0, expiresAt: T0 + 2 * SECOND });
+    const record = unknown({ expiresAt: T0 + 8 * SECOND });
 
     // Act
-    const { next, evidence } = reconcile(record, ABSENT, T0 + 3 * SECOND);
+    const { next, evidence } = reconcile(record, ABSENT, T0 + 9 * SECOND);
 
     // Assess
     expect(next.state).toBe(S.expired);
     expect(evidence.reason).toBe(R.unknownAtExpiry);
+  });
+
+  it('from a provider that cannot prove absence, absent is read as inconclusive and never re-sends', () => {
+    // Prepare
+    const absentSince = CALL_DEADLINE + SECOND;
+    const now = absentSince + policy.reconcileSettleMs;
+
+    // Act
+    const intent = asIntent(
+      applyLookup(unknown({ absentSince }), ABSENT, now, policy, { absenceProof: AbsenceProof.never }),
+    );
+
+    // Assess
+    expect(intent.to).toBe(S.dispatchUnknown);
+    expect(intent.reason).toBe(R.reconcileInconclusive);
+  });
+});
+
+describe('applyLookup: the provider says it never handed the message to a carrier', () => {
+  const NOT_SENT = (attempt?: number): LookupOutcome => ({
+    kind: 'found',
+    messageId: 'SM-77',
+    status: 'not_sent',
+    ...(attempt === undefined ? {} : { attempt }),
+  });
+
+  it('for the current attempt: accepted (provider_not_sent) at once, no settle time', () => {
+    // Act
+    const { next, evidence } = reconcile(anUnknownRecord({ attempts: 2 }), NOT_SENT(2), T0 + SECOND);
+
+    // Assess
+    expect(next.state).toBe(S.accepted);
+    expect(evidence.reason).toBe(R.providerNotSent);
+    expect(next.nextAttemptAt).toBe(T0 + SECOND);
+  });
+
+  it('for an older attempt: says nothing about the current one (inconclusive)', () => {
+    // Act
+    const { next, evidence } = reconcile(anUnknownRecord({ attempts: 2 }), NOT_SENT(1), T0 + SECOND);
+
+    // Assess
+    expect(next.state).toBe(S.dispatchUnknown);
+    expect(evidence.reason).toBe(R.reconcileInconclusive);
+  });
+
+  it('on a sent record whose message failed before a carrier: accepted again while the token lives', () => {
+    // Prepare
+    const record = aSentRecord({ provider: { name: 'simulator', messageId: 'SM-77' } });
+
+    // Act
+    const { next, evidence } = reconcile(record, NOT_SENT(), T0 + SECOND);
+
+    // Assess
+    expect(next.state).toBe(S.accepted);
+    expect(evidence).toMatchObject({ reason: R.providerNotSent, actor: 'reconciler' });
+  });
+
+  it('past the dispatch deadline: final (expired from unknown, undelivered from sent)', () => {
+    // Prepare
+    const expiresAt = T0 + 4 * SECOND;
+
+    // Act
+    const unknownVerdict = reconcile(anUnknownRecord({ expiresAt }), NOT_SENT(1), T0 + SECOND).next;
+    const sentVerdict = reconcile(
+      aSentRecord({ expiresAt, provider: { name: 'simulator', messageId: 'SM-77' } }),
+      NOT_SENT(),
+      T0 + SECOND,
+    ).next;
+
+    // Assess
+    expect(unknownVerdict.state).toBe(S.expired);
+    expect(sentVerdict.state).toBe(S.undelivered);
   });
 });
 
@@ -332,14 +439,21 @@ describe('applyLookup on dispatch_unknown: inconclusive', () => {
         fc.integer({ min: 0, max: 20 * MINUTE }),
         fc.integer({ min: 0, max: 30 * MINUTE }),
         fc.nat(30),
-        (answer, life, elapsed, checks) => {
-          const record = anUnknownRecord({ unknownSince: T0, expiresAt: T0 + life, checks });
+        fc.option(fc.integer({ min: 0, max: 10 * MINUTE })),
+        (answer, life, elapsed, checks, absentAfter) => {
+          const record = anUnknownRecord({
+            unknownSince: T0,
+            expiresAt: T0 + life,
+            checks,
+            ...(absentAfter === null ? {} : { absentSince: T0 + absentAfter }),
+          });
           const now = T0 + elapsed;
           const { next } = reconcile(record, answer, now);
           if (!isFinal(next)) expect(next.dueAt).toBeGreaterThan(now);
           if (next.state === S.accepted) {
             expect(answer.kind).toBe('absent');
-            expect(now - T0).toBeGreaterThanOrEqual(policy.reconcileSettleMs);
+            expect(record.absentSince).toBeDefined();
+            expect(now - (record.absentSince ?? now)).toBeGreaterThanOrEqual(policy.reconcileSettleMs);
             expect(now).toBeLessThan(record.expiresAt - policy.dispatchMarginMs);
           }
           if (now >= record.expiresAt && answer.kind !== 'found') expect(next.state).toBe(S.expired);

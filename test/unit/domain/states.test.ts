@@ -235,13 +235,11 @@ describe('key forbidden edges (hand-written from DESIGN.md section 4)', () => {
       to: S.dispatching,
       why: 'an unknown send is never followed directly by another',
     },
-    { from: S.accepted, to: S.sent, why: 'sent only after a provider call' },
     {
       from: S.dispatching,
       to: S.expired,
       why: 'a call may be in flight: it must pass through dispatch_unknown',
     },
-    { from: S.sent, to: S.accepted, why: 'an accepted message is never re-sent' },
     { from: S.sent, to: S.dispatching, why: 'an accepted message is never re-sent' },
     { from: S.sent, to: S.dispatchUnknown, why: 'a known outcome never becomes unknown' },
     { from: S.accepted, to: S.accepted, why: 'rescheduling is not a transition' },
@@ -258,14 +256,41 @@ describe('key forbidden edges (hand-written from DESIGN.md section 4)', () => {
     expect(allowed).toEqual([]);
   });
 
-  it('dispatch_unknown returns to accepted only via reconciled_absent by the reconciler', () => {
+  it('dispatch_unknown returns to accepted only on proven absence or the provider saying it never sent', () => {
     // Act
     const allowed = everyReasonAndActor.filter(([reason, actor]) =>
       applies(S.dispatchUnknown, S.accepted, reason, actor),
     );
 
     // Assess
-    expect(allowed).toEqual([[R.reconciledAbsent, 'reconciler']]);
+    expect(allowed).toEqual([
+      [R.reconciledAbsent, 'reconciler'],
+      [R.providerNotSent, 'reconciler'],
+      [R.providerNotSent, 'receipt'],
+    ]);
+  });
+
+  it('accepted becomes sent only on a provider receipt (the message of an earlier attempt exists)', () => {
+    // Act
+    const allowed = everyReasonAndActor.filter(([reason, actor]) =>
+      applies(S.accepted, S.sent, reason, actor),
+    );
+
+    // Assess
+    expect(allowed).toEqual([[R.deliveryReceipt, 'receipt']]);
+  });
+
+  it('a sent message goes back to accepted only when the provider says it never reached a carrier', () => {
+    // Act
+    const allowed = everyReasonAndActor.filter(([reason, actor]) =>
+      applies(S.sent, S.accepted, reason, actor),
+    );
+
+    // Assess
+    expect(allowed).toEqual([
+      [R.providerNotSent, 'reconciler'],
+      [R.providerNotSent, 'receipt'],
+    ]);
   });
 
   it('only the sender claims, and only from accepted', () => {
