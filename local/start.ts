@@ -4,17 +4,37 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 import { parseArgs } from 'node:util';
 import { consoleOptionsFromEnv, createConsoleRoute } from './console/route.js';
 import { JavaMissingError } from './dynamodb-local.js';
+import { busyPortMessage } from './ports.js';
 import { startLocalStack } from './stack.js';
 
 /** `npm start [-- --data-dir DIR]`: the whole service on loopback, until Ctrl-C. */
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
 
+// Fixed ports so the operator CLI and curl find everything without configuration.
+const ports = {
+  api: Number(process.env.PORT ?? 3000),
+  sim: Number(process.env.SIM_PORT ?? 4010),
+  dynamodb: Number(process.env.DYNAMODB_PORT ?? 8000),
+  sqs: Number(process.env.SQS_PORT ?? 4566),
+};
+const busy = await busyPortMessage([
+  { port: ports.api, variable: 'PORT' },
+  { port: ports.sim, variable: 'SIM_PORT' },
+  { port: ports.dynamodb, variable: 'DYNAMODB_PORT' },
+  { port: ports.sqs, variable: 'SQS_PORT' },
+]);
+if (busy) {
+  process.stderr.write(`${busy}\n`);
+  process.exit(2);
+}
+
 try {
   const stack = await startLocalStack({
     ...(values['data-dir'] ? { dataDir: values['data-dir'] } : {}),
-    // Fixed ports so the operator CLI and curl find the emulators without configuration.
-    dynamodbPort: Number(process.env.DYNAMODB_PORT ?? 8000),
-    sqsPort: Number(process.env.SQS_PORT ?? 4566),
+    apiPort: ports.api,
+    simPort: ports.sim,
+    dynamodbPort: ports.dynamodb,
+    sqsPort: ports.sqs,
     routes: [createConsoleRoute(consoleOptionsFromEnv(process.env))],
   });
   process.stdout.write(
@@ -22,6 +42,7 @@ try {
       '',
       'reset-notifier is running locally',
       `  API                 ${stack.apiUrl}   (POST/GET /v1/notifications)`,
+      `  Operator console    ${stack.apiUrl}/console`,
       `  Provider simulator  ${stack.simUrl}   (GET /_sim/messages, POST /_sim/faults)`,
       `  DynamoDB Local      ${stack.dynamodbEndpoint}   table ${stack.tableName}${values['data-dir'] ? ` (data in ${values['data-dir']})` : ' (in memory)'}`,
       `  SQS (fauxqs)        ${stack.sqsEndpoint}   queue ${stack.queueUrl}`,
