@@ -168,7 +168,7 @@ export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }):
     .command('export')
     .description(
       'export evidence records in time order (at, then key, then seq) with a trailing manifest; ' +
-        'never phone numbers, params or tokens (schema: README.md, section Operations)',
+        'never phone numbers, params or tokens (schema: docs/operations.md)',
     )
     .requiredOption('--from <iso>', 'start of the time range, inclusive (ISO-8601)')
     .requiredOption('--to <iso>', 'end of the time range, exclusive (ISO-8601)')

@@ -46,7 +46,7 @@ export interface ExportOptions {
   readonly tmpDir?: string;
 }
 
-/** The trailing manifest (README.md, section Operations). */
+/** The trailing manifest (docs/operations.md). */
 export interface ExportManifest {
   readonly schema: string;
   readonly format: ExportFormat;

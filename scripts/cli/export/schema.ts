@@ -4,7 +4,7 @@ import type { EvidenceView } from '../../../shared/usecases/view.js';
 export const EXPORT_SCHEMA = 'reset-notifier.evidence.v1';
 
 /**
- * The exported columns, in order (README.md, section Operations). DESIGN.md section 6 and nothing else:
+ * The exported columns, in order (docs/operations.md). DESIGN.md section 6 and nothing else:
  * never a phone number, params, token, URL or credential.
  */
 export const EXPORT_COLUMNS = [
