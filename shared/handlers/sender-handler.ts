@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { parseDispatchBody } from '../adapters/sqs/dispatch-queue.js';
+import { parseDispatchBody } from '../messages/dispatch-body.js';
 import {
   type DispatchDeps,
   type DispatchReport,

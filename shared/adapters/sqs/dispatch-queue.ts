@@ -1,25 +1,11 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DispatchMessageBody } from '../../messages/dispatch-body.js';
 import type { DispatchMessage, DispatchQueue, EnqueueResult } from '../../ports/queue.js';
 
 const MAX_BATCH = 10;
 const MAX_DELAY_SECONDS = 900;
 
-/** The body put on the queue: the key, never the payload. */
-export interface DispatchMessageBody {
-  readonly idempotency_key: string;
-  readonly version: number;
-}
-
-/** Parses a queue message body; undefined when it is not ours. */
-export function parseDispatchBody(body: string): DispatchMessageBody | undefined {
-  try {
-    const parsed = JSON.parse(body) as Partial<DispatchMessageBody>;
-    if (typeof parsed.idempotency_key !== 'string' || parsed.idempotency_key === '') return undefined;
-    return { idempotency_key: parsed.idempotency_key, version: Number(parsed.version ?? 0) };
-  } catch {
-    return undefined;
-  }
-}
+export { type DispatchMessageBody, parseDispatchBody } from '../../messages/dispatch-body.js';
 
 /** SQS implementation of {@link DispatchQueue}: `SendMessageBatch` in chunks of ten. */
 export function createSqsDispatchQueue(client: SQSClient, queueUrl: string): DispatchQueue {

@@ -1,0 +1,21 @@
+/**
+ * The dispatch queue's wire contract, shared by the queue adapter that writes it and the sender
+ * handler that reads it (so the handler needs no adapter). Pure: no SDK.
+ */
+
+/** The body put on the queue: the key, never the payload. */
+export interface DispatchMessageBody {
+  readonly idempotency_key: string;
+  readonly version: number;
+}
+
+/** Parses a queue message body; undefined when it is not ours. */
+export function parseDispatchBody(body: string): DispatchMessageBody | undefined {
+  try {
+    const parsed = JSON.parse(body) as Partial<DispatchMessageBody>;
+    if (typeof parsed.idempotency_key !== 'string' || parsed.idempotency_key === '') return undefined;
+    return { idempotency_key: parsed.idempotency_key, version: Number(parsed.version ?? 0) };
+  } catch {
+    return undefined;
+  }
+}
