@@ -1,0 +1,194 @@
+/**
+ * One contract for the {@link NotificationStore} port, run against every implementation (the
+ * in-memory store of the model-based tests and the DynamoDB store): what the use cases rely on.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type AdmissionInput,
+  admit,
+  applyTransition,
+  type NotificationRecord,
+} from '../../shared/domain/notification.js';
+import type { NotificationStore } from '../../shared/ports/store.js';
+
+const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
+const SEALED = 'aes1.sealed.payload';
+
+let counter = 0;
+/** A fresh admission for a unique key (and event, unless one is given). */
+function anAdmission(overrides: { eventId?: string; dueAt?: number } = {}) {
+  counter += 1;
+  const key = `contract-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+  const input: AdmissionInput = {
+    request: {
+      idempotencyKey: key,
+      eventId: overrides.eventId ?? `evt-${key}`,
+      channel: 'sms',
+      template: 'password_reset',
+      locale: 'en',
+      expiresAt: NOW + 600_000,
+      sensitive: { phone: '+14155550123', params: { code: '123456' } },
+    },
+    destinationFingerprint: 'fp1:contract',
+    payloadFingerprint: 'pf1:contract',
+    providerName: 'simulator',
+    now: NOW,
+    safetyNetAt: overrides.dueAt ?? NOW + 60_000,
+  };
+  return admit(input);
+}
+
+const claim = (record: NotificationRecord, owner: string) =>
+  applyTransition(record, {
+    to: 'dispatching',
+    reason: 'claimed',
+    actor: 'sender',
+    at: NOW + 1,
+    set: { attempts: record.attempts + 1, leaseUntil: NOW + 10_000, leaseOwner: owner, dueAt: NOW + 10_000 },
+    remove: ['nextAttemptAt'],
+  });
+
+/** Registers the contract suite for one implementation; `store()` is read inside each test. */
+export function describeStoreContract(name: string, store: () => NotificationStore): void {
+  describe(`NotificationStore contract: ${name}`, () => {
+    it('admits a key exactly once among concurrent writers; the losers get the stored command', async () => {
+      // Prepare
+      const { next, evidence } = anAdmission();
+
+      // Act
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => store().admit(next, evidence, SEALED)),
+      );
+
+      // Assess
+      expect(results.filter((r) => r.kind === 'admitted')).toHaveLength(1);
+      for (const result of results) {
+        expect(result.stored.record).toMatchObject({ idempotencyKey: next.idempotencyKey, version: 1 });
+        expect(result.stored.sealedPayload).toBe(SEALED);
+      }
+    });
+
+    it('reads back what was admitted, with its sealed payload and the admission evidence', async () => {
+      // Prepare
+      const { next, evidence } = anAdmission();
+      await store().admit(next, evidence, SEALED);
+
+      // Act
+      const stored = await store().get(next.idempotencyKey);
+      const trail = await store().evidence(next.idempotencyKey);
+
+      // Assess
+      expect(stored?.record).toEqual(next);
+      expect(stored?.sealedPayload).toBe(SEALED);
+      expect(trail).toEqual([evidence]);
+      expect(await store().get(`${next.idempotencyKey}-missing`)).toBeUndefined();
+    });
+
+    it('writes a transition once: a second writer from the same version is stale and sees the winner', async () => {
+      // Prepare
+      const { next, evidence } = anAdmission();
+      await store().admit(next, evidence, SEALED);
+
+      // Act
+      const [first, second] = await Promise.all([
+        store().transition(claim(next, 'a')),
+        store().transition(claim(next, 'b')),
+      ]);
+
+      // Assess
+      const results = [first, second];
+      expect(results.filter((r) => r.kind === 'written')).toHaveLength(1);
+      const stale = results.find((r) => r.kind === 'stale');
+      expect(stale?.kind === 'stale' && stale.current?.version).toBe(2);
+      expect((await store().evidence(next.idempotencyKey)).map((e) => e.seq)).toEqual([1, 2]);
+    });
+
+    it('drops the sealed payload when a command becomes final, and keeps its evidence in order', async () => {
+      // Prepare
+      const { next, evidence } = anAdmission();
+      await store().admit(next, evidence, SEALED);
+      const claimed = claim(next, 'a');
+      await store().transition(claimed);
+      const failed = applyTransition(claimed.next, {
+        to: 'failed',
+        reason: 'provider_rejected_permanent',
+        actor: 'sender',
+        at: NOW + 2,
+      });
+
+      // Act
+      const written = await store().transition(failed);
+      const stored = await store().get(next.idempotencyKey);
+
+      // Assess
+      expect(written.kind).toBe('written');
+      expect(stored?.record.state).toBe('failed');
+      expect(stored?.sealedPayload).toBeUndefined();
+      expect((await store().evidence(next.idempotencyKey)).map((e) => e.reason)).toEqual([
+        'admitted',
+        'claimed',
+        'provider_rejected_permanent',
+      ]);
+    });
+
+    it('reschedules only the due time, guarded by version, without evidence', async () => {
+      // Prepare
+      const { next, evidence } = anAdmission();
+      await store().admit(next, evidence, SEALED);
+
+      // Act
+      const moved = await store().reschedule(next, NOW + 123_000);
+      const stale = await store().reschedule({ ...next, version: 7 }, NOW + 5);
+
+      // Assess
+      expect(moved.kind).toBe('written');
+      expect(stale.kind).toBe('stale');
+      expect((await store().get(next.idempotencyKey))?.record.dueAt).toBe(NOW + 123_000);
+      expect(await store().evidence(next.idempotencyKey)).toHaveLength(1);
+    });
+
+    it('lists the commands of one business event only', async () => {
+      // Prepare
+      const eventId = `evt-shared-${Math.random().toString(36).slice(2)}`;
+      const one = anAdmission({ eventId });
+      const two = anAdmission({ eventId });
+      const other = anAdmission();
+      for (const a of [one, two, other]) await store().admit(a.next, a.evidence, SEALED);
+
+      // Act
+      const listed = await store().byEvent(eventId);
+
+      // Assess
+      expect(listed.map((r) => r.idempotencyKey).sort()).toEqual(
+        [one.next.idempotencyKey, two.next.idempotencyKey].sort(),
+      );
+    });
+
+    it('lists due items (and only due ones) across pages until the cursor ends', async () => {
+      // Prepare: due times far in the past of every other test's items would collide; use a window of our own.
+      const base = NOW - 10 * 365 * 86_400_000 - counter * 1_000_000;
+      const due = [
+        anAdmission({ dueAt: base + 1 }),
+        anAdmission({ dueAt: base + 2 }),
+        anAdmission({ dueAt: base + 3 }),
+      ];
+      const later = anAdmission({ dueAt: base + 10_000 });
+      for (const a of [...due, later]) await store().admit(a.next, a.evidence, SEALED);
+
+      // Act
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store().due(base + 3, 2, cursor);
+        seen.push(...page.items.map((r) => r.idempotencyKey));
+        cursor = page.cursor;
+      } while (cursor);
+
+      // Assess
+      const ours = new Set([...due, later].map((a) => a.next.idempotencyKey));
+      expect(seen.filter((key) => ours.has(key)).sort()).toEqual(
+        due.map((a) => a.next.idempotencyKey).sort(),
+      );
+    });
+  });
+}
