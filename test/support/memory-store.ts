@@ -2,8 +2,11 @@
  * An in-memory {@link NotificationStore} with the DynamoDB adapter's semantics: admission is a
  * conditional put, every transition is guarded by state and version and writes its evidence record
  * atomically, a final record loses its sealed payload, `reschedule` moves only `dueAt`, and `due`
- * lists only items that carry a `dueAt` (the sparse index). For model-based tests.
+ * lists only items that carry a `dueAt` (the sparse index). Budget counters behave like the
+ * adapter's transaction: an existing key wins (nothing counted), a full counter refuses (nothing
+ * written), otherwise the command and every increment are written together. For model-based tests.
  */
+import type { BudgetCounter } from '../../shared/domain/budgets.js';
 import {
   type AppliedTransition,
   type EpochMs,
@@ -41,6 +44,7 @@ const copy = <T>(value: T): T => structuredClone(value);
 /** See the module comment. Every read returns copies, so callers cannot mutate stored state. */
 export class MemoryNotificationStore implements NotificationStore {
   private readonly entries = new Map<string, Entry>();
+  private readonly counters = new Map<string, number>();
   private readonly beforeOperation: MemoryStoreOptions['beforeOperation'];
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -51,10 +55,15 @@ export class MemoryNotificationStore implements NotificationStore {
     record: NotificationRecord,
     evidence: EvidenceRecord,
     sealedPayload: string,
+    counters: readonly BudgetCounter[] = [],
   ): Promise<AdmitResult> {
     await this.beforeOperation?.('admit', record.idempotencyKey);
     const existing = this.entries.get(record.idempotencyKey);
     if (existing) return { kind: 'exists', stored: this.stored(existing) };
+    // Counter keys name their window, so a new window starts at zero, as a fresh DynamoDB item does.
+    const full = counters.find((c) => (this.counters.get(c.key) ?? 0) >= c.limit);
+    if (full) return { kind: 'over_budget', counter: copy(full) };
+    for (const c of counters) this.counters.set(c.key, (this.counters.get(c.key) ?? 0) + 1);
     this.entries.set(record.idempotencyKey, {
       record: copy(record),
       sealedPayload,
@@ -123,6 +132,11 @@ export class MemoryNotificationStore implements NotificationStore {
   /** Every stored command (test inspection; no hook). */
   records(): NotificationRecord[] {
     return [...this.entries.values()].map((e) => copy(e.record));
+  }
+
+  /** The count of a budget counter (test inspection; no hook). */
+  counterValue(key: string): number {
+    return this.counters.get(key) ?? 0;
   }
 
   /** Every evidence record of every command (test inspection; no hook). */

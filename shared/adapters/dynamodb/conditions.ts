@@ -29,6 +29,13 @@ export const versionIs = (version: number): ConditionPart => ({
   values: { ':expectedVersion': version },
 });
 
+/** A budget counter has room for one more: absent (a fresh window) or below its limit. */
+export const counterBelow = (limit: number): ConditionPart => ({
+  expression: 'attribute_not_exists(#count) OR #count < :limit',
+  names: { '#count': 'count' },
+  values: { ':limit': limit },
+});
+
 /** Joins parts with AND into the three expression fields DynamoDB wants. */
 export function allOf(...parts: readonly ConditionPart[]) {
   return {

@@ -74,6 +74,19 @@ export function commandItem(record: NotificationRecord, sealedPayload: string, r
   };
 }
 
+/** Seconds a counter item outlives its window before TTL may delete it (TTL deletion is lazy anyway). */
+const COUNTER_TTL_SLACK_SECONDS = 3_600;
+
+/** The key of a budget counter item: the counter's key holds the fingerprint or country, never a number. */
+export function counterItemKey(counterKey: string): Item {
+  return { [TableSchema.partitionKey]: counterKey, [TableSchema.sortKey]: TableSchema.counterSortKey };
+}
+
+/** TTL of a counter item: its window's end plus a slack; an old window's item is never read again. */
+export function counterTtl(windowEndsAt: number): number {
+  return Math.ceil(windowEndsAt / 1000) + COUNTER_TTL_SLACK_SECONDS;
+}
+
 /** The evidence item for one transition. */
 export function evidenceItem(evidence: EvidenceRecord, expiresAt: number, retentionDays: number): Item {
   return {
