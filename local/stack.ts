@@ -8,9 +8,9 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
-import { loadConfig, type ServiceConfig } from '../shared/config.js';
+import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
-import { createApiHandler } from '../shared/handlers/api-handler.js';
+import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
@@ -160,6 +160,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       providerName: runtime.provider.name,
       maxExpiryMs: config.maxExpiryHours * 3_600_000,
       allowedDestinationPrefixes: config.allowedDestinationPrefixes,
+      ...abuseLimitsOf(config),
+      onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
       logError: (error) => logger.error('unhandled error', error as Error),
     });
     const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });

@@ -147,3 +147,16 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     },
   };
 }
+
+/** The abuse-limit part of the API handler's dependencies, from the configuration. */
+export function abuseLimitsOf(config: ServiceConfig) {
+  return {
+    budgets: config.budgets,
+    destinations: {
+      allowedNumberTypes: config.allowedNumberTypes,
+      allowedCountries: config.allowedDestinationCountries,
+    },
+    resetUrlHosts: config.resetUrlHosts,
+    maxSmsSegments: config.maxSmsSegments,
+  };
+}

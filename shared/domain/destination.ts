@@ -24,7 +24,10 @@ export const NUMBER_TYPES = [
 export type DestinationNumberType = (typeof NUMBER_TYPES)[number];
 
 /** What `ALLOWED_NUMBER_TYPES` defaults to: numbers that can receive an SMS and cost the normal rate. */
-export const DEFAULT_ALLOWED_NUMBER_TYPES: readonly DestinationNumberType[] = ['MOBILE', 'FIXED_LINE_OR_MOBILE'];
+export const DEFAULT_ALLOWED_NUMBER_TYPES: readonly DestinationNumberType[] = [
+  'MOBILE',
+  'FIXED_LINE_OR_MOBILE',
+];
 
 /** The destination rules of a deployment. An empty list allows everything of that kind. */
 export interface DestinationPolicy {
@@ -66,7 +69,12 @@ export function classifyNumber(e164: string): { country: string | undefined; typ
 /** Checks a (syntactically valid) E.164 number against the policy. */
 export function checkDestination(e164: string, policy: DestinationPolicy): DestinationVerdict {
   const { country, type } = classifyNumber(e164);
-  const refuse = (reason: RefusalReason): DestinationVerdict => ({ kind: 'not_allowed', reason, type, country });
+  const refuse = (reason: RefusalReason): DestinationVerdict => ({
+    kind: 'not_allowed',
+    reason,
+    type,
+    country,
+  });
   if (policy.allowedPrefixes.length > 0 && !policy.allowedPrefixes.some((p) => e164.startsWith(p))) {
     return refuse('prefix');
   }
@@ -75,7 +83,10 @@ export function checkDestination(e164: string, policy: DestinationPolicy): Desti
     if (country === undefined) return refuse('non_geographic');
     if (!policy.allowedNumberTypes.includes(type)) return refuse('number_type');
   }
-  if (policy.allowedCountries.length > 0 && (country === undefined || !policy.allowedCountries.includes(country))) {
+  if (
+    policy.allowedCountries.length > 0 &&
+    (country === undefined || !policy.allowedCountries.includes(country))
+  ) {
     return refuse('country');
   }
   return { kind: 'allowed', country, type };
@@ -90,7 +101,9 @@ export function parseNumberTypes(raw: string, name = 'ALLOWED_NUMBER_TYPES'): De
   if (items.length === 1 && items[0] === 'ANY') return [];
   for (const item of items) {
     if (!(NUMBER_TYPES as readonly string[]).includes(item)) {
-      throw new InvalidConfigurationError(`${name}: "${item}" is not one of ${NUMBER_TYPES.join(', ')} or any`);
+      throw new InvalidConfigurationError(
+        `${name}: "${item}" is not one of ${NUMBER_TYPES.join(', ')} or any`,
+      );
     }
   }
   return items as DestinationNumberType[];
@@ -103,7 +116,8 @@ export function parseCountries(raw: string, name = 'ALLOWED_DESTINATION_COUNTRIE
     .map((s) => s.trim().toUpperCase())
     .filter(Boolean);
   for (const item of items) {
-    if (!/^[A-Z]{2}$/.test(item)) throw new InvalidConfigurationError(`${name}: "${item}" is not a region code like US`);
+    if (!/^[A-Z]{2}$/.test(item))
+      throw new InvalidConfigurationError(`${name}: "${item}" is not a region code like US`);
   }
   return items;
 }

@@ -31,7 +31,8 @@ export function resetUrlProblem(raw: string, allowedHosts: readonly string[] = [
     return 'must be an https URL';
   }
   if (url.username !== '' || url.password !== '') return 'must not contain a user name or password';
-  if (allowedHosts.length > 0 && !allowedHosts.includes(url.hostname)) return 'has a host that is not allowed';
+  if (allowedHosts.length > 0 && !allowedHosts.includes(url.hostname))
+    return 'has a host that is not allowed';
   return undefined;
 }
 

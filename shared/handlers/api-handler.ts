@@ -33,6 +33,9 @@ export interface ApiDeps extends AdmissionDeps {
   readonly onRefusal?: (refusal: Refusal) => void;
 }
 
+/** The `message` of the structured log line for a refusal: the refusal metric filters on it. */
+export const REFUSAL_LOG_MESSAGE = 'admission refused';
+
 /** One request refused by an abuse limit, as the refusal metric sees it. */
 export interface Refusal {
   readonly code: 'destination_rate_limited' | 'destination_not_allowed' | 'validation_failed';

@@ -1,4 +1,9 @@
-import { type BudgetCounter, type BudgetPolicy, budgetCounters, retryAfterSeconds } from '../domain/budgets.js';
+import {
+  type BudgetCounter,
+  type BudgetPolicy,
+  budgetCounters,
+  retryAfterSeconds,
+} from '../domain/budgets.js';
 import type { Clock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
 import { admit, type NotificationRequest } from '../domain/notification.js';
@@ -68,7 +73,9 @@ export async function admitNotification(
     safetyNetAt: Math.min(now + deps.policy.queueSafetyNetMs, dispatchDeadline(request, deps.policy)),
   });
   const sealed = await sealPayload(deps.cipher, request.idempotencyKey, request.sensitive);
-  const counters = deps.budgets ? budgetCounters(deps.budgets, destinationFingerprint, context.country, now) : [];
+  const counters = deps.budgets
+    ? budgetCounters(deps.budgets, destinationFingerprint, context.country, now)
+    : [];
   const result = await deps.store.admit(next, evidence, sealed, counters);
   switch (result.kind) {
     case 'admitted':

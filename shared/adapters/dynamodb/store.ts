@@ -146,7 +146,10 @@ export class DynamoNotificationStore implements NotificationStore {
               Key: counterItemKey(counter.key),
               UpdateExpression: 'SET #ttl = :ttl ADD #count :one',
               ConditionExpression: below.ConditionExpression,
-              ExpressionAttributeNames: { ...below.ExpressionAttributeNames, '#ttl': TableSchema.ttlAttribute },
+              ExpressionAttributeNames: {
+                ...below.ExpressionAttributeNames,
+                '#ttl': TableSchema.ttlAttribute,
+              },
               ExpressionAttributeValues: {
                 ...below.ExpressionAttributeValues,
                 ':one': 1,
