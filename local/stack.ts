@@ -5,7 +5,6 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
@@ -17,6 +16,7 @@ import { createSenderHandler } from '../shared/handlers/sender-handler.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
+import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
 import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
@@ -103,7 +103,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     let sqsEndpoint = options.sqsEndpoint;
     if (!sqsEndpoint) {
-      const fauxqs = await startFauxqs({ port: options.sqsPort ?? 0, logger: false });
+      const fauxqs = await startLocalFauxqs({ port: options.sqsPort ?? 0 });
       stops.push(() => fauxqs.stop());
       sqsEndpoint = fauxqs.address;
     }
