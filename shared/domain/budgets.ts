@@ -30,17 +30,25 @@ export const DEFAULT_DESTINATION_LIMITS = '3/15m,10/24h';
 /** No budgets at all. */
 export const NO_BUDGETS: BudgetPolicy = { destination: [], country: [] };
 
+/** One window of one counter: the attribute that counts it, its budget and when it ends. */
+export interface BudgetTally {
+  /** `n_15m_<bucket>`: the window's length and bucket number, so a new window counts from zero. */
+  readonly attribute: string;
+  readonly limit: number;
+  /** When this window ends: it frees up then (Retry-After). */
+  readonly windowEndsAt: EpochMs;
+}
+
 /**
- * One counter an admission increments: a fixed window of one subject. The key holds the window's
- * bucket number, so a new window starts a fresh item and the old one expires by TTL.
+ * One counter item an admission increments. Windows that nest (15 minutes inside 24 hours: both
+ * aligned to the epoch, one a multiple of the other) share an item, one attribute each, so the
+ * default budgets cost one extra item in the admission transaction, not two.
  */
 export interface BudgetCounter {
-  /** `LIMIT#dst#<fingerprint>#15m#<bucket>` or `LIMIT#cc#<country>#1h#<bucket>`: never a phone number. */
+  /** `LIMIT#dst#<fingerprint>#24h#<bucket>` or `LIMIT#cc#<country>#1h#<bucket>`: never a phone number. */
   readonly key: string;
   readonly scope: 'destination' | 'country';
-  readonly limit: number;
-  /** When this window ends: the counter frees up then (Retry-After) and may be deleted after. */
-  readonly windowEndsAt: EpochMs;
+  readonly tallies: readonly BudgetTally[];
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -89,26 +97,57 @@ export function budgetCounters(
   country: string | undefined,
   now: EpochMs,
 ): BudgetCounter[] {
-  const counter = (scope: BudgetCounter['scope'], subject: string, window: RateWindow): BudgetCounter => {
-    const bucket = Math.floor(now / window.windowMs);
-    const tag = scope === 'destination' ? 'dst' : 'cc';
-    return {
-      key: `LIMIT#${tag}#${subject}#${window.label}#${bucket}`,
-      scope,
-      limit: window.limit,
-      windowEndsAt: (bucket + 1) * window.windowMs,
-    };
-  };
-  const out = policy.destination.map((w) => counter('destination', destinationFingerprint, w));
+  const out = grouped(policy.destination).map((windows) =>
+    counterOf('destination', `dst#${destinationFingerprint}`, windows, now),
+  );
   if (country !== undefined) {
     const own = policy.country.filter((w) => w.country === country);
     const applicable = own.length > 0 ? own : policy.country.filter((w) => w.country === undefined);
-    out.push(...applicable.map((w) => counter('country', country, w)));
+    out.push(...grouped(applicable).map((windows) => counterOf('country', `cc#${country}`, windows, now)));
   }
   return out;
 }
 
-/** Whole seconds from `now` until `counter`'s window frees up (at least 1): the `Retry-After` value. */
-export function retryAfterSeconds(counter: Pick<BudgetCounter, 'windowEndsAt'>, now: EpochMs): number {
-  return Math.max(1, Math.ceil((counter.windowEndsAt - now) / 1000));
+/** Windows grouped under the longest one they nest in (its length a multiple of theirs). */
+function grouped(windows: readonly RateWindow[]): RateWindow[][] {
+  const groups: RateWindow[][] = [];
+  for (const w of [...windows].sort((a, b) => b.windowMs - a.windowMs)) {
+    const home = groups.find((g) => (g[0] as RateWindow).windowMs % w.windowMs === 0);
+    if (home) home.push(w);
+    else groups.push([w]);
+  }
+  return groups;
+}
+
+function counterOf(
+  scope: BudgetCounter['scope'],
+  subject: string,
+  windows: readonly RateWindow[],
+  now: EpochMs,
+): BudgetCounter {
+  const head = windows[0] as RateWindow;
+  const tallies = windows.map((w) => {
+    const bucket = Math.floor(now / w.windowMs);
+    return { attribute: `n_${w.label}_${bucket}`, limit: w.limit, windowEndsAt: (bucket + 1) * w.windowMs };
+  });
+  return { key: `LIMIT#${subject}#${head.label}#${Math.floor(now / head.windowMs)}`, scope, tallies };
+}
+
+/**
+ * When a refused admission may succeed: the latest end among the windows that are full (`counts`
+ * holds the counter's attributes as stored); every window of the counter when they are unknown.
+ */
+export function freesAt(
+  counter: BudgetCounter,
+  counts: Readonly<Record<string, unknown>> | undefined,
+): EpochMs {
+  const full = counter.tallies.filter(
+    (t) => counts === undefined || Number(counts[t.attribute] ?? 0) >= t.limit,
+  );
+  return Math.max(...(full.length > 0 ? full : counter.tallies).map((t) => t.windowEndsAt));
+}
+
+/** Whole seconds from `now` until `freeAt` (at least 1): the `Retry-After` value. */
+export function retryAfterSeconds(freeAt: EpochMs, now: EpochMs): number {
+  return Math.max(1, Math.ceil((freeAt - now) / 1000));
 }

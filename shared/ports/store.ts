@@ -15,13 +15,18 @@ export interface StoredCommand {
 
 /**
  * Result of an admission attempt: exactly one writer gets `admitted`. `exists` wins over
- * `over_budget`: a replay of an admitted key is never refused nor counted. `over_budget` names the
- * first full counter; nothing was written.
+ * `over_budget`: a replay of an admitted key is never refused nor counted. `over_budget` says
+ * which kind of budget is spent and when it frees up (the latest end of its full windows);
+ * nothing was written.
  */
 export type AdmitResult =
   | { readonly kind: 'admitted'; readonly stored: StoredCommand }
   | { readonly kind: 'exists'; readonly stored: StoredCommand }
-  | { readonly kind: 'over_budget'; readonly counter: BudgetCounter };
+  | {
+      readonly kind: 'over_budget';
+      readonly scope: BudgetCounter['scope'];
+      readonly freesAt: EpochMs;
+    };
 
 /** Result of a guarded transition write. `stale` carries the record as it really is now. */
 export type TransitionWriteResult =

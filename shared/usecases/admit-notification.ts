@@ -85,8 +85,8 @@ export async function admitNotification(
     case 'over_budget':
       return {
         kind: 'rate_limited',
-        scope: result.counter.scope,
-        retryAfterSeconds: retryAfterSeconds(result.counter, now),
+        scope: result.scope,
+        retryAfterSeconds: retryAfterSeconds(result.freesAt, now),
       };
   }
 }

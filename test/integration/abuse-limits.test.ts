@@ -31,9 +31,16 @@ async function start(env: Record<string, string>, clock = clockInsideWindow()) {
 
 async function items(harness: Harness) {
   const all = await harness.scan();
+  const counters = all.filter((i) => i[TableSchema.sortKey] === TableSchema.counterSortKey);
   return {
     commands: all.filter((i) => i[TableSchema.sortKey] === TableSchema.commandSortKey),
-    counters: all.filter((i) => i[TableSchema.sortKey] === TableSchema.counterSortKey),
+    counters,
+    /** Every window's count, e.g. `[3, 3]` for the 15-minute and 24-hour windows of one number. */
+    tallies: counters.flatMap((c) =>
+      Object.entries(c)
+        .filter(([name]) => name.startsWith('n_'))
+        .map(([, n]) => Number(n)),
+    ),
     all,
   };
 }
@@ -57,7 +64,8 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     });
     const stored = await items(api);
     expect(stored.commands).toHaveLength(3);
-    expect(stored.counters.map((c) => c.count).sort()).toEqual([3, 3]);
+    expect(stored.counters).toHaveLength(1);
+    expect(stored.tallies).toEqual([3, 3]);
     expect(JSON.stringify(stored.all)).not.toContain(TEST_PHONE);
     expect(api.refusals.filter((r) => r.code === 'destination_rate_limited')).toHaveLength(197);
     expect(api.errors).toEqual([]);
@@ -82,7 +90,7 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     expect(lateReplay.headers.get('idempotent-replayed')).toBe('true');
     const stored = await items(api);
     expect(stored.commands).toHaveLength(2);
-    expect(stored.counters.map((c) => c.count)).toEqual([2]);
+    expect(stored.tallies).toEqual([2]);
   });
 
   it('answers a conflicting payload for an admitted key with 409, not 429, and counts nothing', async () => {
@@ -94,7 +102,7 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     const conflict = await api.post({ ...body, params: { code: '111111' } });
     // Assess
     expect(conflict.status).toBe(409);
-    expect((await items(api)).counters.map((c) => c.count)).toEqual([1]);
+    expect((await items(api)).tallies).toEqual([1]);
   });
 
   it('frees the destination when its window ends (Retry-After is the time until then)', async () => {

@@ -50,12 +50,19 @@ function aCommand(): { record: NotificationRecord; evidence: ReturnType<typeof a
   return { record: next, evidence };
 }
 
-function aCounter(limit: number, scope: BudgetCounter['scope'] = 'destination'): BudgetCounter {
+/** A counter of a 15-minute window (`limit`) nested in a day (`dayLimit`), as the defaults build it. */
+function aCounter(
+  limit: number,
+  scope: BudgetCounter['scope'] = 'destination',
+  dayLimit = 100,
+): BudgetCounter {
   return {
-    key: `LIMIT#dst#fp1:${Math.random().toString(36).slice(2)}#15m#1`,
+    key: `LIMIT#dst#fp1:${Math.random().toString(36).slice(2)}#24h#1`,
     scope,
-    limit,
-    windowEndsAt: NOW + 1,
+    tallies: [
+      { attribute: 'n_24h_1', limit: dayLimit, windowEndsAt: NOW + 86_400_000 },
+      { attribute: 'n_15m_2', limit, windowEndsAt: NOW + 900_000 },
+    ],
   };
 }
 
@@ -76,7 +83,22 @@ describe.each<[string, () => NotificationStore]>([
     }
     // Assess
     expect(results.map((r) => r.kind)).toEqual(['admitted', 'admitted', 'over_budget']);
-    expect(results[2]).toEqual({ kind: 'over_budget', counter: tight });
+    expect(results[2]).toEqual({ kind: 'over_budget', scope: 'country', freesAt: NOW + 900_000 });
+  });
+
+  it('frees up when the latest full window ends: the day, once the day budget is spent', async () => {
+    // Prepare
+    const store = storeFor();
+    const counter = aCounter(5, 'destination', 2);
+    for (let i = 0; i < 2; i++) {
+      const { record, evidence } = aCommand();
+      await store.admit(record, evidence, 'sealed', [counter]);
+    }
+    const { record, evidence } = aCommand();
+    // Act
+    const refused = await store.admit(record, evidence, 'sealed', [counter]);
+    // Assess
+    expect(refused).toEqual({ kind: 'over_budget', scope: 'destination', freesAt: NOW + 86_400_000 });
   });
 
   it('stores nothing for a refusal and counts nothing for a replay', async () => {

@@ -6,7 +6,7 @@
  * adapter's transaction: an existing key wins (nothing counted), a full counter refuses (nothing
  * written), otherwise the command and every increment are written together. For model-based tests.
  */
-import type { BudgetCounter } from '../../shared/domain/budgets.js';
+import { type BudgetCounter, freesAt } from '../../shared/domain/budgets.js';
 import {
   type AppliedTransition,
   type EpochMs,
@@ -60,10 +60,20 @@ export class MemoryNotificationStore implements NotificationStore {
     await this.beforeOperation?.('admit', record.idempotencyKey);
     const existing = this.entries.get(record.idempotencyKey);
     if (existing) return { kind: 'exists', stored: this.stored(existing) };
-    // Counter keys name their window, so a new window starts at zero, as a fresh DynamoDB item does.
-    const full = counters.find((c) => (this.counters.get(c.key) ?? 0) >= c.limit);
-    if (full) return { kind: 'over_budget', counter: copy(full) };
-    for (const c of counters) this.counters.set(c.key, (this.counters.get(c.key) ?? 0) + 1);
+    // Tally attributes name their window, so a new window starts at zero, as in the DynamoDB item.
+    const count = (c: BudgetCounter, attribute: string) => this.counters.get(`${c.key}/${attribute}`) ?? 0;
+    const full = counters.filter((c) => c.tallies.some((t) => count(c, t.attribute) >= t.limit));
+    if (full.length > 0) {
+      const counts = (c: BudgetCounter) =>
+        Object.fromEntries(c.tallies.map((t) => [t.attribute, count(c, t.attribute)]));
+      const latest = full
+        .map((c) => ({ scope: c.scope, freesAt: freesAt(c, counts(c)) }))
+        .sort((a, b) => b.freesAt - a.freesAt)[0] as { scope: BudgetCounter['scope']; freesAt: number };
+      return { kind: 'over_budget', ...latest };
+    }
+    for (const c of counters) {
+      for (const t of c.tallies) this.counters.set(`${c.key}/${t.attribute}`, count(c, t.attribute) + 1);
+    }
     this.entries.set(record.idempotencyKey, {
       record: copy(record),
       sealedPayload,
@@ -134,9 +144,9 @@ export class MemoryNotificationStore implements NotificationStore {
     return [...this.entries.values()].map((e) => copy(e.record));
   }
 
-  /** The count of a budget counter (test inspection; no hook). */
-  counterValue(key: string): number {
-    return this.counters.get(key) ?? 0;
+  /** The count of one window of a budget counter (test inspection; no hook). */
+  counterValue(key: string, attribute: string): number {
+    return this.counters.get(`${key}/${attribute}`) ?? 0;
   }
 
   /** Every evidence record of every command (test inspection; no hook). */

@@ -29,11 +29,11 @@ export const versionIs = (version: number): ConditionPart => ({
   values: { ':expectedVersion': version },
 });
 
-/** A budget counter has room for one more: absent (a fresh window) or below its limit. */
-export const counterBelow = (limit: number): ConditionPart => ({
-  expression: 'attribute_not_exists(#count) OR #count < :limit',
-  names: { '#count': 'count' },
-  values: { ':limit': limit },
+/** A window of a budget counter has room for one more: not counted yet (a fresh window) or below its limit. */
+export const tallyBelow = (index: number, attribute: string, limit: number): ConditionPart => ({
+  expression: `attribute_not_exists(#t${index}) OR #t${index} < :limit${index}`,
+  names: { [`#t${index}`]: attribute },
+  values: { [`:limit${index}`]: limit },
 });
 
 /** Joins parts with AND into the three expression fields DynamoDB wants. */

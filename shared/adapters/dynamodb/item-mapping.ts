@@ -1,3 +1,4 @@
+import type { BudgetCounter } from '../../domain/budgets.js';
 import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
 import { CorruptItemError } from './errors.js';
@@ -82,9 +83,11 @@ export function counterItemKey(counterKey: string): Item {
   return { [TableSchema.partitionKey]: counterKey, [TableSchema.sortKey]: TableSchema.counterSortKey };
 }
 
-/** TTL of a counter item: its window's end plus a slack; an old window's item is never read again. */
-export function counterTtl(windowEndsAt: number): number {
-  return Math.ceil(windowEndsAt / 1000) + COUNTER_TTL_SLACK_SECONDS;
+/** TTL of a counter item: its longest window's end plus a slack; an old window's item is never read again. */
+export function counterTtl(counter: BudgetCounter): number {
+  return (
+    Math.ceil(Math.max(...counter.tallies.map((t) => t.windowEndsAt)) / 1000) + COUNTER_TTL_SLACK_SECONDS
+  );
 }
 
 /** The evidence item for one transition. */

@@ -13,7 +13,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { BudgetCounter } from '../../domain/budgets.js';
+import { type BudgetCounter, freesAt } from '../../domain/budgets.js';
 import type {
   AppliedTransition,
   EpochMs,
@@ -28,7 +28,7 @@ import type {
   StoredCommand,
   TransitionWriteResult,
 } from '../../ports/store.js';
-import { allOf, counterBelow, keyIsFree, stateIs, versionIs } from './conditions.js';
+import { allOf, keyIsFree, stateIs, tallyBelow, versionIs } from './conditions.js';
 import { StoreWriteError } from './errors.js';
 import {
   admissionEvidence,
@@ -139,12 +139,13 @@ export class DynamoNotificationStore implements NotificationStore {
           },
         },
         ...counters.map((counter) => {
-          const below = allOf(counterBelow(counter.limit));
+          const below = allOf(...counter.tallies.map((t, i) => tallyBelow(i, t.attribute, t.limit)));
+          const adds = counter.tallies.map((_, i) => `#t${i} :one`).join(', ');
           return {
             Update: {
               TableName: this.table,
               Key: counterItemKey(counter.key),
-              UpdateExpression: 'SET #ttl = :ttl ADD #count :one',
+              UpdateExpression: `SET #ttl = :ttl ADD ${adds}`,
               ConditionExpression: below.ConditionExpression,
               ExpressionAttributeNames: {
                 ...below.ExpressionAttributeNames,
@@ -153,8 +154,10 @@ export class DynamoNotificationStore implements NotificationStore {
               ExpressionAttributeValues: {
                 ...below.ExpressionAttributeValues,
                 ':one': 1,
-                ':ttl': counterTtl(counter.windowEndsAt),
+                ':ttl': counterTtl(counter),
               },
+              // The counts as they are tell which window is full, hence when the destination frees up.
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
             },
           };
         }),
@@ -175,12 +178,19 @@ export class DynamoNotificationStore implements NotificationStore {
         if (put?.Code === 'ConditionalCheckFailed' && put.Item) {
           return { kind: 'exists', stored: storedFromItem(unmarshall(put.Item)) };
         }
-        const full = counters.find((_, i) => reasons[i + 1]?.Code === 'ConditionalCheckFailed');
+        const full = counters
+          .map((counter, i) => ({ counter, reason: reasons[i + 1] }))
+          .filter(({ reason }) => reason?.Code === 'ConditionalCheckFailed')
+          .map(({ counter, reason }) => ({
+            scope: counter.scope,
+            freesAt: freesAt(counter, reason?.Item ? unmarshall(reason.Item) : undefined),
+          }))
+          .sort((a, b) => b.freesAt - a.freesAt)[0];
         if (full) {
           // Refusals are the rare path: one read makes sure a replay is never refused, whatever
           // order the guards were evaluated in.
           const existing = await this.get(record.idempotencyKey);
-          return existing ? { kind: 'exists', stored: existing } : { kind: 'over_budget', counter: full };
+          return existing ? { kind: 'exists', stored: existing } : { kind: 'over_budget', ...full };
         }
         const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
         if (!conflict || attempt >= MAX_ADMIT_ATTEMPTS) {

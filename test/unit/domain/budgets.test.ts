@@ -3,6 +3,7 @@ import {
   type BudgetPolicy,
   budgetCounters,
   DEFAULT_DESTINATION_LIMITS,
+  freesAt,
   parseCountryLimits,
   parseDestinationLimits,
   retryAfterSeconds,
@@ -48,57 +49,77 @@ describe('budget counters of an admission', () => {
     country: parseCountryLimits('FR:100/1h,20/1h'),
   };
 
-  it('names one fixed-window counter per budget, by fingerprint or country only', () => {
+  it('counts nesting windows in one item per subject, by fingerprint or country only', () => {
     // Prepare
     const now = Date.UTC(2026, 11, 1, 10, 7, 30);
+    const day = Math.floor(now / (24 * HOUR));
+    const quarter = Math.floor(now / 900_000);
     // Act
     const counters = budgetCounters(policy, FP, 'FR', now);
     // Assess
     expect(counters).toEqual([
       {
-        key: `LIMIT#dst#${FP}#15m#${Math.floor(now / 900_000)}`,
+        key: `LIMIT#dst#${FP}#24h#${day}`,
         scope: 'destination',
-        limit: 3,
-        windowEndsAt: Date.UTC(2026, 11, 1, 10, 15),
-      },
-      {
-        key: `LIMIT#dst#${FP}#24h#${Math.floor(now / (24 * HOUR))}`,
-        scope: 'destination',
-        limit: 10,
-        windowEndsAt: Date.UTC(2026, 11, 2),
+        tallies: [
+          { attribute: `n_24h_${day}`, limit: 10, windowEndsAt: Date.UTC(2026, 11, 2) },
+          { attribute: `n_15m_${quarter}`, limit: 3, windowEndsAt: Date.UTC(2026, 11, 1, 10, 15) },
+        ],
       },
       {
         key: `LIMIT#cc#FR#1h#${Math.floor(now / HOUR)}`,
         scope: 'country',
-        limit: 100,
-        windowEndsAt: Date.UTC(2026, 11, 1, 11),
+        tallies: [
+          {
+            attribute: `n_1h_${Math.floor(now / HOUR)}`,
+            limit: 100,
+            windowEndsAt: Date.UTC(2026, 11, 1, 11),
+          },
+        ],
       },
     ]);
+  });
+
+  it('keeps windows that do not nest in items of their own', () => {
+    const counters = budgetCounters(
+      { destination: parseDestinationLimits('2/7m,5/1h'), country: [] },
+      FP,
+      undefined,
+      Date.UTC(2026, 11, 1, 10),
+    );
+    expect(counters.map((c) => c.tallies.length)).toEqual([1, 1]);
+    expect(counters.map((c) => c.key.split('#')[3])).toEqual(['1h', '7m']);
   });
 
   it('uses the catch-all country budget for a country without its own, none without a region', () => {
     const now = Date.UTC(2026, 11, 1, 10);
     expect(budgetCounters(policy, FP, 'DE', now).filter((c) => c.scope === 'country')).toMatchObject([
-      { key: expect.stringContaining('LIMIT#cc#DE#1h#'), limit: 20 },
+      { key: expect.stringContaining('LIMIT#cc#DE#1h#'), tallies: [{ limit: 20 }] },
     ]);
-    expect(budgetCounters(policy, FP, undefined, now).map((c) => c.scope)).toEqual([
-      'destination',
-      'destination',
-    ]);
+    expect(budgetCounters(policy, FP, undefined, now).map((c) => c.scope)).toEqual(['destination']);
   });
 
-  it('starts a new counter key when the window rolls over', () => {
+  it('names a new tally when a window rolls over', () => {
     const end = Date.UTC(2026, 11, 1, 10, 15);
-    const [before] = budgetCounters(policy, FP, undefined, end - 1);
-    const [after] = budgetCounters(policy, FP, undefined, end);
-    expect(before?.key).not.toBe(after?.key);
-    expect(before?.windowEndsAt).toBe(end);
+    const before = budgetCounters(policy, FP, undefined, end - 1)[0];
+    const after = budgetCounters(policy, FP, undefined, end)[0];
+    expect(before?.key).toBe(after?.key);
+    expect(before?.tallies[1]?.attribute).not.toBe(after?.tallies[1]?.attribute);
+    expect(before?.tallies[1]?.windowEndsAt).toBe(end);
   });
 
-  it('gives Retry-After as the whole seconds until the window ends, at least 1', () => {
-    const windowEndsAt = Date.UTC(2026, 11, 1, 10, 15);
-    expect(retryAfterSeconds({ windowEndsAt }, windowEndsAt - 300_000)).toBe(300);
-    expect(retryAfterSeconds({ windowEndsAt }, windowEndsAt - 1_500)).toBe(2);
-    expect(retryAfterSeconds({ windowEndsAt }, windowEndsAt)).toBe(1);
+  it('frees a counter when its latest full window ends; Retry-After counts whole seconds to then', () => {
+    // Prepare
+    const now = Date.UTC(2026, 11, 1, 10, 10);
+    const [counter] = budgetCounters(policy, FP, undefined, now);
+    if (!counter) throw new Error('expected a counter');
+    const [day, quarter] = counter.tallies.map((t) => t.attribute) as [string, string];
+    // Act / Assess
+    expect(freesAt(counter, { [day]: 5, [quarter]: 3 })).toBe(Date.UTC(2026, 11, 1, 10, 15));
+    expect(freesAt(counter, { [day]: 10, [quarter]: 3 })).toBe(Date.UTC(2026, 11, 2));
+    expect(freesAt(counter, undefined)).toBe(Date.UTC(2026, 11, 2));
+    expect(retryAfterSeconds(Date.UTC(2026, 11, 1, 10, 15), now)).toBe(300);
+    expect(retryAfterSeconds(now + 1_500, now)).toBe(2);
+    expect(retryAfterSeconds(now, now)).toBe(1);
   });
 });
