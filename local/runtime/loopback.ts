@@ -12,18 +12,24 @@ export const LOOPBACK_HOST = '127.0.0.1';
 /** `host` when it is a loopback address (default {@link LOOPBACK_HOST}); throws for anything else. */
 export function loopbackOnly(host: string | undefined): string {
   const chosen = host ?? LOOPBACK_HOST;
-  if (!isLoopbackHostname(chosen)) {
+  if (!isLoopbackAddress(chosen)) {
     throw new Error(`local servers listen on loopback only; refusing to bind ${chosen}`);
   }
   return chosen;
 }
 
-function isLoopbackHostname(hostname: string): boolean {
+/** An address to bind: 127.x.x.x, `::1` or `localhost`. */
+function isLoopbackAddress(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
   return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
-/** True when a `Host` header (`name[:port]`) names loopback: 127.x.x.x, `localhost` or `[::1]`. */
+/** A name a request may use: also `*.localhost`, loopback by RFC 6761 (no DNS answer can rebind it; fauxqs names queue URLs so). */
+function isLoopbackHostname(hostname: string): boolean {
+  return isLoopbackAddress(hostname) || hostname.toLowerCase().endsWith('.localhost');
+}
+
+/** True when a `Host` header (`name[:port]`) names loopback: 127.x.x.x, `[::1]`, `localhost` or `*.localhost`. */
 export function isLoopbackHostHeader(host: string | undefined): boolean {
   if (host === undefined || host === '') return false;
   const match = /^(\[[^\]]*\]|[^:]+)(?::\d{1,5})?$/.exec(host.trim());

@@ -30,6 +30,7 @@ describe('loopback Host check', () => {
     ['LOCALHOST', true],
     ['[::1]:3000', true],
     ['127.1.2.3:80', true],
+    ['sqs.us-east-1.localhost:4566', true],
     ['evil.example', false],
     ['evil.example:3000', false],
     ['127.0.0.1.evil.example', false],
@@ -44,6 +45,7 @@ describe('loopback Host check', () => {
   it('refuses to bind anything but loopback', () => {
     expect(loopbackOnly(undefined)).toBe('127.0.0.1');
     expect(() => loopbackOnly('0.0.0.0')).toThrow(/loopback only/);
+    expect(() => loopbackOnly('sqs.localhost')).toThrow(/loopback only/);
   });
 });
 
