@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { LOG_METRICS } from '../../infra/constructs/observability.js';
 import { ResetNotifier } from '../../infra/reset-notifier.js';
 import type { ResetNotifierProps } from '../../infra/settings.js';
+import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
 import { loadConfig } from '../../shared/config.js';
 import { REFUSAL_LOG_MESSAGE } from '../../shared/handlers/api-handler.js';
 import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
@@ -84,5 +85,32 @@ describe('abuse limits through the stack', () => {
   ])('rejects %s, naming the prop', (_name, abuseLimits, message) => {
     const build = () => new ResetNotifier(new Stack(testApp(), 'S'), 'N', { code: stubCode(), abuseLimits });
     expect(build).toThrow(message);
+  });
+});
+
+describe('abuse limits from CDK context (cdk deploy -c reset-notifier:destinationLimits=...)', () => {
+  it('reads every abuse-limit key, and leaves the defaults when none is set', () => {
+    // Prepare
+    const propsFrom = (context: Record<string, string>) =>
+      notifierPropsFromContext(new Stack(testApp({ context }), 'S'));
+    // Act
+    const props = propsFrom({
+      [CONTEXT_KEYS.destinationLimits]: '5/1h,10/24h',
+      [CONTEXT_KEYS.countryLimits]: 'US:2000/1h',
+      [CONTEXT_KEYS.allowedNumberTypes]: 'MOBILE',
+      [CONTEXT_KEYS.allowedDestinationCountries]: 'US, CA',
+      [CONTEXT_KEYS.resetUrlHosts]: 'id.example.com',
+      [CONTEXT_KEYS.maxSmsSegments]: '2',
+    });
+    // Assess
+    expect(props.abuseLimits).toEqual({
+      destinationLimits: '5/1h,10/24h',
+      countryLimits: 'US:2000/1h',
+      allowedNumberTypes: ['MOBILE'],
+      allowedDestinationCountries: ['US', 'CA'],
+      resetUrlHosts: ['id.example.com'],
+      maxSmsSegments: 2,
+    });
+    expect(propsFrom({}).abuseLimits).toBeUndefined();
   });
 });
