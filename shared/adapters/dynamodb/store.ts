@@ -116,10 +116,11 @@ export class DynamoNotificationStore implements NotificationStore {
   }
 
   /**
-   * The admission put and one `ADD count :one` per budget counter in one transaction, each
-   * counter guarded by `count < limit`: concurrent admissions to one destination cannot overshoot,
-   * and a replay (the put's guard fails) increments nothing. Cancellation reasons say which guard
-   * failed; contention between transactions on the same counter is retried here.
+   * The admission put and one update per budget counter item in one transaction: each window's
+   * tally gets `ADD :one`, guarded by `tally < limit`, so concurrent admissions to one destination
+   * cannot overshoot, and a replay (the put's guard fails) increments nothing. Cancellation
+   * reasons say which guard failed (with the item as it is, ALL_OLD); contention between
+   * transactions on the same counter is retried here.
    */
   private async admitWithinBudget(
     record: NotificationRecord,
