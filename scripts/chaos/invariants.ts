@@ -3,7 +3,7 @@
  * request log, the stored items, the evidence trail, the captured log lines and the API responses).
  * Each returns a count (0 = the invariant holds) and a few examples that never carry a secret.
  */
-import type { BudgetPolicy, RateWindow } from '../../shared/domain/budgets.js';
+import { type BudgetPolicy, NO_BUDGETS, type RateWindow } from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
 
@@ -523,11 +523,7 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkEvidence(dataset.commands, dataset.evidence),
     checkLedgerAgreement(dataset.commands, dataset.ledger),
     checkAdmissions(dataset.admissions, dataset.commands),
-    checkBudgets(
-      dataset.pumping ?? [],
-      dataset.commands,
-      dataset.budgets ?? { destination: [], country: [] },
-    ),
+    checkBudgets(dataset.pumping ?? [], dataset.commands, dataset.budgets ?? NO_BUDGETS),
     checkPrivacy(scannedTexts(dataset), dataset.secrets),
   ];
 }

@@ -144,11 +144,6 @@ export class MemoryNotificationStore implements NotificationStore {
     return [...this.entries.values()].map((e) => copy(e.record));
   }
 
-  /** The count of one window of a budget counter (test inspection; no hook). */
-  counterValue(key: string, attribute: string): number {
-    return this.counters.get(`${key}/${attribute}`) ?? 0;
-  }
-
   /** Every evidence record of every command (test inspection; no hook). */
   allEvidence(): EvidenceRecord[] {
     return [...this.entries.values()].flatMap((e) => copy(e.evidence));
