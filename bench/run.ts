@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only admission,capacity,cold-start,reconciler,e2e] [-- --quick]`
+ * `npm run bench [-- --only admission,budgets,capacity,cold-start,reconciler,e2e] [-- --quick]`
  *
  * Runs the benchmark sections (issue 6), prints one table per section and a target summary, and
  * writes the figures to `bench/results/<timestamp>.json` and `bench/results/latest.json` (plus a
@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { renderMarkdownTable, renderTable } from './stats.js';
 import { load1, machineInfo, progress, type SectionResult } from './support.js';
 
-const SECTIONS = ['admission', 'capacity', 'cold-start', 'reconciler', 'e2e'] as const;
+const SECTIONS = ['admission', 'budgets', 'capacity', 'cold-start', 'reconciler', 'e2e'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 const resultsDir = join(dirname(fileURLToPath(import.meta.url)), 'results');
@@ -63,6 +63,8 @@ async function runSection(name: SectionName, endpoint: string, quick: boolean): 
   switch (name) {
     case 'admission':
       return (await import('./admission.js')).runAdmission({ endpoint, quick });
+    case 'budgets':
+      return (await import('./admission.js')).runBudgetAdmission({ endpoint, quick });
     case 'capacity':
       return (await import('./capacity.js')).runCapacity({ endpoint, quick });
     case 'cold-start':

@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { cipherFor, fingerprinterFor } from '../shared/composition/secrets.js';
 import { storeFor } from '../shared/composition/store.js';
-import { loadConfig } from '../shared/config.js';
+import { abuseLimitsOf, loadConfig } from '../shared/config.js';
 import { systemClock } from '../shared/domain/clock.js';
-import { createApiHandler } from '../shared/handlers/api-handler.js';
+import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-handler.js';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'reset-notifier' });
@@ -18,5 +18,7 @@ export const handler = createApiHandler({
   providerName: config.provider,
   maxExpiryMs: config.maxExpiryHours * 3_600_000,
   allowedDestinationPrefixes: config.allowedDestinationPrefixes,
+  ...abuseLimitsOf(config),
   logError: (error) => logger.error('unhandled error', error as Error),
+  onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
 });

@@ -87,6 +87,7 @@ export function functionEnvironment(
     STATUS_HORIZON_SECONDS: seconds(timing.statusHorizon),
     STATUS_POLL_SECONDS: seconds(timing.statusPoll),
     QUEUE_SAFETY_NET_SECONDS: seconds(timing.queueSafetyNet),
+    ...settings.abuseLimitEnvironment,
   };
   if (settings.allowedDestinations.length > 0) {
     env.ALLOWED_DESTINATION_PREFIXES = settings.allowedDestinations.join(',');

@@ -7,6 +7,17 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import {
+  DEFAULT_DESTINATION_LIMITS,
+  parseCountryLimits,
+  parseDestinationLimits,
+} from '../shared/domain/budgets.js';
+import {
+  DEFAULT_ALLOWED_NUMBER_TYPES,
+  parseCountries,
+  parseNumberTypes,
+} from '../shared/domain/destination.js';
+import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from '../shared/domain/sms-body.js';
 
 /** Amazon SNS SMS (the default in AWS): `sns:Publish` to phone numbers, lookups in the delivery-status logs. */
 export interface SnsProviderSettings {
@@ -57,6 +68,25 @@ export interface TimingSettings {
   readonly queueSafetyNet?: Duration;
 }
 
+/**
+ * Abuse limits of the API (DESIGN.md section 9), in the spelling of their environment variables,
+ * which the functions receive as is.
+ */
+export interface AbuseLimitSettings {
+  /** `DESTINATION_LIMITS`: budgets per destination, `count/window` (`s`, `m`, `h`, `d`), or `off`. @default '3/15m,10/24h' */
+  readonly destinationLimits?: string;
+  /** `COUNTRY_LIMITS`: `CC:count/window` per country, or `count/window` for every country. @default - off */
+  readonly countryLimits?: string;
+  /** `ALLOWED_NUMBER_TYPES`: libphonenumber types sent to, or `['ANY']`. @default ['MOBILE', 'FIXED_LINE_OR_MOBILE'] */
+  readonly allowedNumberTypes?: readonly string[];
+  /** `ALLOWED_DESTINATION_COUNTRIES`: ISO 3166 alpha-2 region codes. @default - any region */
+  readonly allowedDestinationCountries?: readonly string[];
+  /** `RESET_URL_HOSTS`: the hosts a `reset_url` may point at. @default - any host */
+  readonly resetUrlHosts?: readonly string[];
+  /** `MAX_SMS_SEGMENTS`: most segments a rendered body may take. @default 3 */
+  readonly maxSmsSegments?: number;
+}
+
 /** Where the Lambda sources live. Defaults to this package's `functions/` directory. */
 export interface FunctionCodeSettings {
   /** Directory with `api.ts`, `forwarder.ts`, `sender.ts`, `reconciler.ts`, each exporting `handler`. */
@@ -82,6 +112,8 @@ export interface ResetNotifierProps {
   readonly allowedDestinations?: readonly string[];
   /** The latest `expires_at` accepted, from now. @default 24 hours */
   readonly maxExpiry?: Duration;
+  /** Destination budgets, number types, countries and body rules. @default - the defaults of each setting */
+  readonly abuseLimits?: AbuseLimitSettings;
   readonly timing?: TimingSettings;
   /**
    * Name of the SSM SecureString parameter that holds the fingerprint key (at least 32 bytes,
@@ -119,6 +151,8 @@ export interface ResolvedSettings {
   readonly reconcileSchedule: Duration;
   readonly allowedDestinations: readonly string[];
   readonly maxExpiryHours: number;
+  /** The abuse-limit environment variables, checked (names as in `shared/config.ts`). */
+  readonly abuseLimitEnvironment: Readonly<Record<string, string>>;
   readonly timing: Required<TimingSettings>;
   readonly fingerprintKeyParameterName: string;
   readonly fingerprintKeyEncryptionKey?: IKey;
@@ -174,6 +208,8 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   if (!Number.isInteger(maxExpiryHours) || maxExpiryHours < 1)
     fail('maxExpiry must be a whole number of hours');
 
+  const abuseLimitEnvironment = resolveAbuseLimits(props.abuseLimits ?? {}, fail);
+
   const t = props.timing ?? {};
   const timing: Required<TimingSettings> = {
     dispatchMargin: t.dispatchMargin ?? Duration.seconds(5),
@@ -222,6 +258,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     reconcileSchedule,
     allowedDestinations,
     maxExpiryHours,
+    abuseLimitEnvironment,
     timing,
     fingerprintKeyParameterName: parameterName,
     ...(props.fingerprintKeyEncryptionKey === undefined
@@ -243,6 +280,36 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
       depsLockFilePath: props.code?.depsLockFilePath ?? resolve(projectRoot, 'package-lock.json'),
     },
   };
+}
+
+/** Checks the abuse limits with the functions' own parsers and returns their environment variables. */
+function resolveAbuseLimits(
+  limits: AbuseLimitSettings,
+  fail: (message: string) => never,
+): Record<string, string> {
+  const env: Record<string, string> = {
+    DESTINATION_LIMITS: limits.destinationLimits ?? DEFAULT_DESTINATION_LIMITS,
+    COUNTRY_LIMITS: limits.countryLimits ?? 'off',
+    ALLOWED_NUMBER_TYPES: (limits.allowedNumberTypes ?? DEFAULT_ALLOWED_NUMBER_TYPES).join(','),
+    MAX_SMS_SEGMENTS: String(limits.maxSmsSegments ?? DEFAULT_MAX_SMS_SEGMENTS),
+  };
+  if (limits.allowedDestinationCountries?.length) {
+    env.ALLOWED_DESTINATION_COUNTRIES = limits.allowedDestinationCountries.join(',');
+  }
+  if (limits.resetUrlHosts?.length) env.RESET_URL_HOSTS = limits.resetUrlHosts.join(',');
+  try {
+    parseDestinationLimits(env.DESTINATION_LIMITS ?? '', 'abuseLimits.destinationLimits');
+    parseCountryLimits(env.COUNTRY_LIMITS ?? '', 'abuseLimits.countryLimits');
+    parseNumberTypes(env.ALLOWED_NUMBER_TYPES ?? '', 'abuseLimits.allowedNumberTypes');
+    parseCountries(env.ALLOWED_DESTINATION_COUNTRIES ?? '', 'abuseLimits.allowedDestinationCountries');
+    parseHosts(env.RESET_URL_HOSTS ?? '');
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  const segments = limits.maxSmsSegments ?? DEFAULT_MAX_SMS_SEGMENTS;
+  if (!Number.isInteger(segments) || segments < 1)
+    fail('abuseLimits.maxSmsSegments must be a whole number >= 1');
+  return env;
 }
 
 /**

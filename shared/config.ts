@@ -1,4 +1,17 @@
+import {
+  type BudgetPolicy,
+  DEFAULT_DESTINATION_LIMITS,
+  parseCountryLimits,
+  parseDestinationLimits,
+} from './domain/budgets.js';
+import {
+  DEFAULT_ALLOWED_NUMBER_TYPES,
+  type DestinationNumberType,
+  parseCountries,
+  parseNumberTypes,
+} from './domain/destination.js';
 import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
+import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from './domain/sms-body.js';
 
 /**
  * Settings read from the environment, in one place. Lambda gets them from the stack; the local
@@ -22,6 +35,16 @@ export interface ServiceConfig {
   readonly snsDeliveryLogGroups: readonly string[];
   /** E.164 prefixes the API accepts (empty = any valid number). */
   readonly allowedDestinationPrefixes: readonly string[];
+  /** Abuse limits (DESIGN.md section 9): `DESTINATION_LIMITS` and `COUNTRY_LIMITS`. */
+  readonly budgets: BudgetPolicy;
+  /** `ALLOWED_NUMBER_TYPES`; empty = any type. */
+  readonly allowedNumberTypes: readonly DestinationNumberType[];
+  /** `ALLOWED_DESTINATION_COUNTRIES` (region codes); empty = any. */
+  readonly allowedDestinationCountries: readonly string[];
+  /** `RESET_URL_HOSTS`; empty = any host. */
+  readonly resetUrlHosts: readonly string[];
+  /** `MAX_SMS_SEGMENTS`: most segments a rendered body may take. */
+  readonly maxSmsSegments: number;
   readonly providerFrom: string;
   /** Where the provider posts delivery receipts (Twilio StatusCallback base); simulator default when unset. */
   readonly providerStatusCallbackBase?: string;
@@ -47,6 +70,12 @@ function num(env: Env, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < 0)
     throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+function positive(env: Env, name: string, fallback: number): number {
+  const value = num(env, name, fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number >= 1`);
   return value;
 }
 
@@ -86,6 +115,14 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('snsSenderId', env.SNS_SENDER_ID),
     snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),
     allowedDestinationPrefixes: list(env.ALLOWED_DESTINATION_PREFIXES),
+    budgets: {
+      destination: parseDestinationLimits(env.DESTINATION_LIMITS || DEFAULT_DESTINATION_LIMITS),
+      country: parseCountryLimits(env.COUNTRY_LIMITS ?? ''),
+    },
+    allowedNumberTypes: parseNumberTypes(env.ALLOWED_NUMBER_TYPES || DEFAULT_ALLOWED_NUMBER_TYPES.join(',')),
+    allowedDestinationCountries: parseCountries(env.ALLOWED_DESTINATION_COUNTRIES ?? ''),
+    resetUrlHosts: parseHosts(env.RESET_URL_HOSTS ?? ''),
+    maxSmsSegments: positive(env, 'MAX_SMS_SEGMENTS', DEFAULT_MAX_SMS_SEGMENTS),
     ...opt('providerStatusCallbackBase', env.PROVIDER_STATUS_CALLBACK_BASE),
     providerLookupTimeoutMs: num(env, 'PROVIDER_LOOKUP_TIMEOUT_MS', num(env, 'PROVIDER_TIMEOUT_MS', 3000)),
     cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
@@ -108,5 +145,18 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       backoffMaxMs: num(env, 'BACKOFF_MAX_MS', DEFAULT_POLICY.backoffMaxMs),
       maxAttempts: num(env, 'MAX_ATTEMPTS', DEFAULT_POLICY.maxAttempts),
     },
+  };
+}
+
+/** The abuse-limit part of the API handler's dependencies, from the configuration. */
+export function abuseLimitsOf(config: ServiceConfig) {
+  return {
+    budgets: config.budgets,
+    destinations: {
+      allowedNumberTypes: config.allowedNumberTypes,
+      allowedCountries: config.allowedDestinationCountries,
+    },
+    resetUrlHosts: config.resetUrlHosts,
+    maxSmsSegments: config.maxSmsSegments,
   };
 }

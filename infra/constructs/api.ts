@@ -65,7 +65,8 @@ export class Api extends Construct {
       depsLockFilePath: settings.code.depsLockFilePath,
     });
     // Admission is one conditional PutItem; views are GetItem and Query (evidence, by event id).
-    allowTableItems(this.handler, storage.table, ['PutItem', 'GetItem', 'Query']);
+    // UpdateItem: the destination budget counters, incremented in the admission transaction.
+    allowTableItems(this.handler, storage.table, ['PutItem', 'GetItem', 'UpdateItem', 'Query']);
     allowIndexQuery(this.handler, storage.table, [TableSchema.byEventIndex.name]);
     allowTableKey(this.handler, storage.tableKey, 'write');
     allowFieldKey(this.handler, storage.fieldKey, 'kms:GenerateDataKey');

@@ -31,7 +31,8 @@ export interface ObservabilityProps {
  * fields logged with it). These lines are the contract with the handlers:
  * - sender: `message: "dispatch"` with `kind` (`sent`, ...) and `outcome` (the SendOutcome kind);
  *   `message: "dispatch failed"` when a record's dispatch threw;
- * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs` and `errors`.
+ * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs` and `errors`;
+ * - api: `message: "admission refused"` with `code` and `reason` for every abuse-limit refusal.
  */
 export const LOG_METRICS = {
   providerSends: 'ProviderSends',
@@ -39,6 +40,7 @@ export const LOG_METRICS = {
   senderRecordFailures: 'SenderRecordFailures',
   oldestDispatchUnknownAge: 'OldestDispatchUnknownAgeMs',
   reconcileItemErrors: 'ReconcileItemErrors',
+  admissionRefusals: 'AdmissionRefusals',
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -109,6 +111,13 @@ export class Observability extends Construct {
       LOG_METRICS.reconcileItemErrors,
       FilterPattern.all(is('message', 'reconciled')),
       '$.errors',
+      Unit.COUNT,
+    );
+    logMetric(
+      api.handler.serviceLogGroup,
+      LOG_METRICS.admissionRefusals,
+      FilterPattern.all(is('message', 'admission refused')),
+      '1',
       Unit.COUNT,
     );
     const serviceMetric = (metricName: string, statistic: 'Sum' | 'Maximum') =>

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { localContext } from './lambda-context.js';
+import { loopbackOnly, refuseForeignHost } from './loopback.js';
 
 export type ApiHandler = (
   event: APIGatewayProxyEventV2,
@@ -77,12 +78,14 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
 export async function startHttpServer(options: {
   handler: ApiHandler;
   port: number;
+  /** A loopback address (default 127.0.0.1); anything else is refused. */
   host?: string;
   routes?: readonly LocalRoute[];
 }): Promise<{ server: Server; url: string; port: number; stop(): Promise<void> }> {
-  const host = options.host ?? '127.0.0.1';
+  const host = loopbackOnly(options.host);
   const server = createServer(async (req, res) => {
     try {
+      if (refuseForeignHost(req, res)) return;
       const url = new URL(req.url ?? '/', `http://${req.headers.host ?? host}`);
       for (const route of options.routes ?? []) if (await route(req, res, url)) return;
       const body = await readBody(req);

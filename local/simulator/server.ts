@@ -36,6 +36,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loopbackOnly, refuseForeignHost } from '../runtime/loopback.js';
 import { type FaultMode, FaultSchedule, parseFaultPlans } from './faults.js';
 import {
   API_VERSION,
@@ -272,7 +273,7 @@ function loadLedger(file: string): StoredMessage[] {
 }
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const host = options.host ?? '127.0.0.1';
+  const host = loopbackOnly(options.host);
   const delays = options.statusDelaysMs ?? DEFAULT_STATUS_DELAYS;
   const fingerprint = options.fingerprint ?? defaultFingerprinter();
   const log = (line: string) => options.log?.(`[sim] ${line}`);
@@ -617,6 +618,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   };
 
   const server = createServer((req, res) => {
+    if (refuseForeignHost(req, res)) return;
     handle(req, res).catch(() => {
       // A client that vanished mid-request, or a bug: answer if still possible, never crash.
       log('request failed');

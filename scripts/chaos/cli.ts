@@ -97,6 +97,11 @@ export function formatSummary(
     `chaos: seed=${result.seed} events=${s.events} concurrency=${options.concurrency} duration=${seconds(s.totalMs)} (admission ${seconds(s.admissionMs)}, settle ${seconds(s.settleMs)}, collect ${seconds(s.collectMs)}, check ${seconds(s.checkMs)})`,
     `run: admitted keys=${s.admittedKeys} posts=${s.posts} client retries after 5xx=${s.clientRetries} responses: ${histogram(s.responses)}`,
     `run: too-late events=${s.rejectedTooLate} short-life events=${s.shortLife} conflicting payloads=${s.conflicts} extra SQS messages=${s.extraSqsMessages} extra reconciler passes=${s.extraReconcilerPasses}`,
+    ...(s.pumping
+      ? [
+          `pumping: posts=${s.pumping.posts} admitted=${s.pumping.admitted} replayed=${s.pumping.replayed} rate limited=${s.pumping.refused}`,
+        ]
+      : []),
     `faults: simulator phases ${histogram(s.faultPhases)}`,
     `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
     `faults: sender crashes ${histogram(s.crashes)}`,

@@ -17,6 +17,12 @@ import {
   recordFromItem,
 } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import {
+  type BudgetPolicy,
+  DEFAULT_DESTINATION_LIMITS,
+  parseCountryLimits,
+  parseDestinationLimits,
+} from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { captureOutput } from './capture.js';
 import {
@@ -32,15 +38,19 @@ import {
   type InvariantResult,
   keyOfReference,
   type LedgerEntry,
+  type PumpingObservation,
   type SendRequestEntry,
 } from './invariants.js';
 import { tapProviderSends } from './provider-tap.js';
 import {
+  CHAOS_LIMITS_ENV,
   type ChaosMix,
   DEFAULT_MIX,
   type EventSpec,
   eventSpec,
   faultPhase,
+  type PumpingEvent,
+  pumpingEvents,
   requestBody,
 } from './scenario.js';
 import { type SimulatorThread, startSimulatorThread } from './sim-thread.js';
@@ -67,6 +77,8 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
   // Nothing in the local stack consumes status callbacks; aimed at a closed port they fail at once
   // instead of doubling the simulator's request load (which delays real sends by seconds).
   PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
+  // The abuse limits the pumping scenario is judged against (scenario.ts explains the choice).
+  ...CHAOS_LIMITS_ENV,
 };
 
 /** Options of {@link runChaos}. */
@@ -142,6 +154,8 @@ export interface ChaosStats {
   /** Event-loop delay of the one process running the whole stack (99th percentile and max, ms). */
   eventLoopDelayP99Ms: number;
   eventLoopDelayMaxMs: number;
+  /** The pumping scenario: POSTs, and their final answers (admitted, replayed, rate limited). */
+  pumping?: { posts: number; admitted: number; replayed: number; refused: number };
 }
 
 /** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
@@ -364,6 +378,49 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       }
     };
 
+    // SMS pumping, alongside the normal events: bursts to a few numbers, then waves over many
+    // numbers of a few countries. Each answer is judged against the budgets by `checkBudgets`.
+    const pumping: PumpingObservation[] = [];
+    const pumpingStats = { posts: 0, admitted: 0, replayed: 0, refused: 0 };
+    const pump = async (event: PumpingEvent) => {
+      const spec = event.spec;
+      specs.push(spec);
+      const body = JSON.stringify(requestBody(spec, Date.now() + spec.lifeMs));
+      const responses = await Promise.all(
+        Array.from({ length: spec.duplicates }, () => post(spec, 'original', body)),
+      );
+      for (const r of responses) {
+        pumpingStats.posts++;
+        if (r.status === 202) pumpingStats.admitted++;
+        if (r.status === 200) pumpingStats.replayed++;
+        if (r.status === 429) pumpingStats.refused++;
+        pumping.push({
+          idempotencyKey: spec.idempotencyKey,
+          target: event.target,
+          country: event.country,
+          status: r.status,
+          ...(r.code === undefined ? {} : { code: r.code }),
+          at: Date.now(),
+        });
+      }
+      if (responses.some((r) => r.status < 300)) {
+        admitted.add(spec.idempotencyKey);
+        tracker.add(spec.idempotencyKey);
+      }
+    };
+    const pumpingRun = (async () => {
+      const events = pumpingEvents(seed, mix);
+      for (const group of ['burst', 'wave'] as const) {
+        const targets = new Map<string, PumpingEvent[]>();
+        for (const e of events.filter((x) => x.group === group)) {
+          const by = group === 'burst' ? e.target : e.country;
+          targets.set(by, [...(targets.get(by) ?? []), e]);
+        }
+        // Every reset of one burst (or one country's wave) at once: the race the budgets must win.
+        for (const batch of targets.values()) await Promise.all(batch.map(pump));
+      }
+    })();
+
     // Admission: `concurrency` workers take events in order until the count or the duration runs out.
     const admissionStart = Date.now();
     const endAt =
@@ -389,6 +446,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+    await pumpingRun;
+    stats.pumping = pumpingStats;
     stats.admissionMs = Date.now() - admissionStart;
     if (options.leakCanary && specs[0]) serviceLogger.info('leak canary', { to: specs[0].phone });
     say(
@@ -426,6 +485,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     const commands: NotificationRecord[] = [];
     const evidence: EvidenceRecord[] = [];
     for (const item of items) {
+      // Budget counters hold a fingerprint or country and a count: no record, no evidence.
+      if (item[TableSchema.sortKey] === TableSchema.counterSortKey) continue;
       if (item[TableSchema.sortKey] === TableSchema.commandSortKey) {
         const record = recordFromItem(item);
         commands.push(record);
@@ -459,6 +520,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       secrets: { phones, codes, urls },
       admissions,
       dispatchMarginMs: Number(env.DISPATCH_MARGIN_SECONDS) * 1000,
+      pumping,
+      budgets: budgetsOf(env),
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
@@ -524,6 +587,14 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     tap?.restore();
     await simulator?.stop();
   }
+}
+
+/** The budgets the service enforced in this run, read from its environment like `shared/config.ts` does. */
+function budgetsOf(env: Readonly<Record<string, string | undefined>>): BudgetPolicy {
+  return {
+    destination: parseDestinationLimits(env.DESTINATION_LIMITS || DEFAULT_DESTINATION_LIMITS),
+    country: parseCountryLimits(env.COUNTRY_LIMITS ?? ''),
+  };
 }
 
 function forensicsFor(key: string, dataset: ChaosDataset): KeyForensics {

@@ -3,6 +3,7 @@
  * request log, the stored items, the evidence trail, the captured log lines and the API responses).
  * Each returns a count (0 = the invariant holds) and a few examples that never carry a secret.
  */
+import { type BudgetPolicy, NO_BUDGETS, type RateWindow } from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
 
@@ -34,6 +35,18 @@ export interface AdmissionObservation {
   }>;
 }
 
+/** The final response to one POST of the pumping scenario (after the client's own 5xx retries). */
+export interface PumpingObservation {
+  readonly idempotencyKey: string;
+  /** The destination without its number (`burst-1`, `wave-FR-7`). */
+  readonly target: string;
+  readonly country: string;
+  readonly status: number;
+  readonly code?: string;
+  /** When the response arrived (driver clock, ms). */
+  readonly at: number;
+}
+
 /** The secrets a run sent: none may show up anywhere. */
 export interface PrivacySecrets {
   readonly phones: Iterable<string>;
@@ -59,6 +72,9 @@ export interface ChaosDataset {
   readonly secrets: PrivacySecrets;
   readonly admissions: readonly AdmissionObservation[];
   readonly dispatchMarginMs: number;
+  /** The pumping scenario's responses, and the budgets the run enforced. */
+  readonly pumping?: readonly PumpingObservation[];
+  readonly budgets?: BudgetPolicy;
 }
 
 /** The verdict on one invariant. */
@@ -81,6 +97,7 @@ export type InvariantName =
   | 'evidence'
   | 'ledger_mismatch'
   | 'admission'
+  | 'budget'
   | 'privacy';
 
 export const MAX_EXAMPLES = 5;
@@ -332,6 +349,97 @@ export function checkAdmissions(
   return result('admission', 'admission anomalies (responses that disagree with the store)', problems);
 }
 
+/** How far (ms) the driver's response time may trail the service's decision when naming its window. */
+const DECISION_SLACK_MS = 2_000;
+
+/**
+ * Abuse limits under pumping (DESIGN.md section 9): no destination or country window ever holds
+ * more admitted commands than its budget; every 429 came when a window of that destination or
+ * country was full; no key got both a 2xx and a 429; no pumping POST ended in a 5xx; and a pumping
+ * POST is only ever admitted, replayed or refused as rate limited.
+ */
+export function checkBudgets(
+  pumping: readonly PumpingObservation[],
+  commands: readonly NotificationRecord[],
+  budgets: BudgetPolicy,
+): InvariantResult {
+  const problems: string[] = [];
+  const bucketOf = (w: RateWindow, at: number) => Math.floor(at / w.windowMs);
+  const byKey = new Map(commands.map((c) => [c.idempotencyKey, c]));
+  // Admitted commands per destination window, over every command of the run.
+  const perDestination = new Map<string, number>();
+  for (const c of commands) {
+    for (const w of budgets.destination) {
+      const id = `${c.destinationFingerprint}#${w.label}#${bucketOf(w, c.createdAt)}`;
+      perDestination.set(id, (perDestination.get(id) ?? 0) + 1);
+    }
+  }
+  for (const [id, count] of perDestination) {
+    const label = id.split('#')[1];
+    const limit = budgets.destination.find((w) => w.label === label)?.limit ?? 0;
+    if (count > limit) problems.push(`destination window ${label}: ${count} admitted, budget ${limit}`);
+  }
+  // Admitted pumping commands per country window (normal events go to countries without budgets).
+  const countryWindows = (country: string) => {
+    const own = budgets.country.filter((w) => w.country === country);
+    return own.length > 0 ? own : budgets.country.filter((w) => w.country === undefined);
+  };
+  const countryOf = new Map(pumping.map((p) => [p.idempotencyKey, p.country]));
+  const perCountry = new Map<string, number>();
+  for (const [key, country] of countryOf) {
+    const c = byKey.get(key);
+    if (!c) continue;
+    for (const w of countryWindows(country)) {
+      const id = `${country}#${w.label}#${bucketOf(w, c.createdAt)}`;
+      perCountry.set(id, (perCountry.get(id) ?? 0) + 1);
+    }
+  }
+  for (const [id, count] of perCountry) {
+    const [country, label] = id.split('#');
+    const limit = countryWindows(country ?? '').find((w) => w.label === label)?.limit ?? 0;
+    if (count > limit)
+      problems.push(`country window ${country} ${label}: ${count} admitted, budget ${limit}`);
+  }
+  // Which fingerprint each pumping target is (known from any of its admitted commands).
+  const fingerprintOf = new Map<string, string>();
+  for (const p of pumping) {
+    const c = byKey.get(p.idempotencyKey);
+    if (c) fingerprintOf.set(p.target, c.destinationFingerprint);
+  }
+  const full = (at: number, target: string, country: string) =>
+    [at, at - DECISION_SLACK_MS].some((t) => {
+      const fp = fingerprintOf.get(target);
+      const destinationFull = budgets.destination.some(
+        (w) => fp !== undefined && (perDestination.get(`${fp}#${w.label}#${bucketOf(w, t)}`) ?? 0) >= w.limit,
+      );
+      const countryFull = countryWindows(country).some(
+        (w) => (perCountry.get(`${country}#${w.label}#${bucketOf(w, t)}`) ?? 0) >= w.limit,
+      );
+      return destinationFull || countryFull;
+    });
+  const statusesOf = new Map<string, number[]>();
+  for (const p of pumping) {
+    statusesOf.set(p.idempotencyKey, [...(statusesOf.get(p.idempotencyKey) ?? []), p.status]);
+    if (p.status >= 500) problems.push(`${p.idempotencyKey}: ${p.status} after the client's retries`);
+    else if (![200, 202, 429].includes(p.status))
+      problems.push(`${p.idempotencyKey}: unexpected ${p.status}`);
+    if (p.status === 429 && p.code !== 'destination_rate_limited') {
+      problems.push(`${p.idempotencyKey}: 429 ${p.code ?? ''}`);
+    }
+    if (p.status === 429 && !full(p.at, p.target, p.country)) {
+      problems.push(`${p.idempotencyKey}: 429 for ${p.target} while its windows had room`);
+    }
+    if (p.status === 429 && byKey.has(p.idempotencyKey)) problems.push(`${p.idempotencyKey}: 429 but stored`);
+    if ((p.status === 200 || p.status === 202) && !byKey.has(p.idempotencyKey)) {
+      problems.push(`${p.idempotencyKey}: 2xx but nothing is stored`);
+    }
+  }
+  for (const [key, statuses] of statusesOf) {
+    if (statuses.includes(429) && statuses.some((s) => s < 300)) problems.push(`${key}: both 2xx and 429`);
+  }
+  return result('budget', 'budget anomalies (over budget, unjustified 429, 5xx under pumping)', problems);
+}
+
 const DIGIT_RUN = /\+?\d{4,}/g;
 const TOKEN_PARAM = /[?&]token=([^&#\s]+)/;
 
@@ -415,6 +523,7 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkEvidence(dataset.commands, dataset.evidence),
     checkLedgerAgreement(dataset.commands, dataset.ledger),
     checkAdmissions(dataset.admissions, dataset.commands),
+    checkBudgets(dataset.pumping ?? [], dataset.commands, dataset.budgets ?? NO_BUDGETS),
     checkPrivacy(scannedTexts(dataset), dataset.secrets),
   ];
 }

@@ -39,6 +39,14 @@ export interface ChaosMix {
   readonly quietPhaseWeight: number;
   /** Per phase: an extra reconciler pass concurrent with the scheduled one. */
   readonly extraReconcilerProbability: number;
+  /** SMS pumping: how many numbers get a burst of resets (0 = no bursts). */
+  readonly pumpBurstNumbers: number;
+  /** Resets per burst number, all at once, each POSTed twice (a replay must never count). */
+  readonly pumpBurstSize: number;
+  /** SMS pumping: how many countries (of {@link PUMP_COUNTRIES}) get a wave over many numbers. */
+  readonly pumpWaveCountries: number;
+  /** Distinct numbers per wave country, one reset each. */
+  readonly pumpWaveSize: number;
 }
 
 /** The default mix: every fault at a rate that still lets 10,000 events settle in minutes. */
@@ -57,7 +65,75 @@ export const DEFAULT_MIX: ChaosMix = {
   faultPhaseMs: 2_000,
   quietPhaseWeight: 3,
   extraReconcilerProbability: 0.5,
+  pumpBurstNumbers: 3,
+  pumpBurstSize: 12,
+  pumpWaveCountries: 3,
+  pumpWaveSize: 25,
 };
+
+/**
+ * The abuse limits a soak runs with (merged into the service environment): the production
+ * destination default, and hourly budgets for the countries the pumping waves hit. The normal
+ * events go to distinct US numbers (one admission each) and the US has no country budget, so
+ * the limits only ever refuse pumping traffic.
+ */
+export const CHAOS_LIMITS_ENV: Readonly<Record<string, string>> = {
+  DESTINATION_LIMITS: '3/15m,10/24h',
+  COUNTRY_LIMITS: 'FR:20/1h,DE:20/1h,GB:20/1h',
+};
+
+/** The countries pumping waves go to, with a valid mobile number per index. */
+export const PUMP_COUNTRIES: ReadonlyArray<readonly [string, (i: number) => string]> = [
+  ['FR', (i) => `+3361${String(i).padStart(7, '0')}`],
+  ['DE', (i) => `+49151${String(i).padStart(8, '0')}`],
+  ['GB', (i) => `+447400${String(i).padStart(6, '0')}`],
+];
+
+/** One reset of the pumping scenario: an ordinary event, aimed at a pumped destination. */
+export interface PumpingEvent {
+  readonly spec: EventSpec;
+  /** `burst` (many resets to one number) or `wave` (one reset each to many numbers of a country). */
+  readonly group: 'burst' | 'wave';
+  /** Names the destination without the number: `burst-1`, `wave-FR-7`. */
+  readonly target: string;
+  readonly country: string;
+}
+
+/** Every reset of the pumping scenario, bursts first, then waves; seeded like the normal events. */
+export function pumpingEvents(seed: number, mix: ChaosMix = DEFAULT_MIX): PumpingEvent[] {
+  const event = (index: number, phone: string, duplicates: number): EventSpec => {
+    const rng = new Rng(seed, 'pump', index);
+    const eventId = `pump-${seed}-${index}`;
+    return {
+      index,
+      eventId,
+      idempotencyKey: deriveIdempotencyKey(eventId, 'sms', 'password_reset'),
+      locale: rng.pick(LOCALES),
+      phone,
+      params: paramsFrom(rng),
+      duplicates,
+      kind: 'normal',
+      lifeMs: rng.int(5, 30) * 60_000,
+      extraSqsDelaysMs: [],
+    };
+  };
+  const out: PumpingEvent[] = [];
+  let index = 0;
+  for (let n = 0; n < mix.pumpBurstNumbers; n++) {
+    // Area code 628: outside the normal events' 415 numbers.
+    const phone = `+1628${2_000_000 + n * 1_111}`;
+    for (let i = 0; i < mix.pumpBurstSize; i++) {
+      out.push({ spec: event(index++, phone, 2), group: 'burst', target: `burst-${n}`, country: 'US' });
+    }
+  }
+  for (const [country, phoneOf] of PUMP_COUNTRIES.slice(0, mix.pumpWaveCountries)) {
+    for (let i = 0; i < mix.pumpWaveSize; i++) {
+      const phone = phoneOf(1_000 + (Math.floor(unitFor(seed, 'pump-offset', country) * 8_000) + i));
+      out.push({ spec: event(index++, phone, 1), group: 'wave', target: `wave-${country}-${i}`, country });
+    }
+  }
+  return out;
+}
 
 /** What kind of expiry an event has. */
 export type EventKind = 'normal' | 'short_life' | 'too_late';

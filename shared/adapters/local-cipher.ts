@@ -2,6 +2,10 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Cipher } from '../ports/cipher.js';
 
 const FORMAT = 'aes1';
+/** GCM's standard nonce size; other lengths are hashed into one and weaken the construction. */
+const IV_BYTES = 12;
+/** The full tag: Node would otherwise accept a truncated tag (down to 4 bytes) and forgeries get cheap. */
+const TAG_BYTES = 16;
 
 /** Thrown when a sealed value is malformed, was made with another key, or was tampered with. */
 export class SealedValueError extends Error {
@@ -32,8 +36,8 @@ export function createLocalCipher(key: Uint8Array): Cipher {
   const secret = Buffer.from(key);
   return {
     async encrypt(plaintext, context) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', secret, iv);
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', secret, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(contextAad(context));
       const body = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
       return `${FORMAT}.${iv.toString('base64url')}.${body.toString('base64url')}`;
@@ -41,12 +45,16 @@ export function createLocalCipher(key: Uint8Array): Cipher {
     async decrypt(sealed, context) {
       const [format, ivText, bodyText] = sealed.split('.');
       if (format !== FORMAT || !ivText || !bodyText) throw new SealedValueError('not an aes1 sealed value');
+      const iv = Buffer.from(ivText, 'base64url');
       const body = Buffer.from(bodyText, 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', secret, Buffer.from(ivText, 'base64url'));
+      if (iv.byteLength !== IV_BYTES || body.byteLength < TAG_BYTES) {
+        throw new SealedValueError(`an aes1 value needs a ${IV_BYTES}-byte IV and a ${TAG_BYTES}-byte tag`);
+      }
+      const decipher = createDecipheriv('aes-256-gcm', secret, iv, { authTagLength: TAG_BYTES });
       decipher.setAAD(contextAad(context));
-      decipher.setAuthTag(body.subarray(body.length - 16));
+      decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
       try {
-        return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]);
+        return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]);
       } catch (error) {
         throw new SealedValueError('sealed value failed authentication', { cause: error });
       }

@@ -2,10 +2,13 @@ import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { checkDestination, type DestinationPolicy, type RefusalReason } from '../domain/destination.js';
 import { deriveIdempotencyKey } from '../domain/idempotency-key.js';
 import type { NotificationRequest } from '../domain/notification.js';
+import { countSegments, resetUrlProblem } from '../domain/sms-body.js';
+import { renderBody } from '../domain/templates.js';
 import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
-import { GENERIC_500_BODY, json, problem } from '../http/responses.js';
+import { type ErrorBody, GENERIC_500_BODY, json, problem } from '../http/responses.js';
 import type { NotificationStore } from '../ports/store.js';
 import { type AdmissionDeps, admitNotification } from '../usecases/admit-notification.js';
 import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
@@ -18,8 +21,28 @@ export interface ApiDeps extends AdmissionDeps {
   readonly maxExpiryMs: number;
   /** E.164 prefixes accepted as destinations; empty or absent = any valid number. */
   readonly allowedDestinationPrefixes?: readonly string[];
+  /** Number types and regions sent to (DESIGN.md section 9); absent = any. */
+  readonly destinations?: Omit<DestinationPolicy, 'allowedPrefixes'>;
+  /** Hosts a `reset_url` may point at; empty or absent = any host. */
+  readonly resetUrlHosts?: readonly string[];
+  /** Most SMS segments a rendered body may take; absent = no limit. */
+  readonly maxSmsSegments?: number;
   /** Receives unexpected errors (never request bodies). */
   readonly logError: (error: unknown) => void;
+  /** Told about every abuse-limit refusal (the refusal metric); never given a number, URL or code. */
+  readonly onRefusal?: (refusal: Refusal) => void;
+}
+
+/** The `message` of the structured log line for a refusal: the refusal metric filters on it. */
+export const REFUSAL_LOG_MESSAGE = 'admission refused';
+
+/** One request refused by an abuse limit, as the refusal metric sees it. */
+export interface Refusal {
+  readonly code: 'destination_rate_limited' | 'destination_not_allowed' | 'validation_failed';
+  /** `destination` or `country` budget; a destination rule; or the body rule that failed. */
+  readonly reason: 'destination' | 'country' | RefusalReason | 'reset_url' | 'sms_segments';
+  /** The destination's region, when known (a country is not personal data). */
+  readonly country?: string;
 }
 
 type Result = APIGatewayProxyStructuredResultV2;
@@ -98,11 +121,41 @@ async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): P
       { path: 'expires_at', message: `must be at most ${deps.maxExpiryMs / 3_600_000} h ahead` },
     ]);
   }
+  const refused = (refusal: Refusal, result: Result): Result => {
+    deps.onRefusal?.(refusal);
+    return result;
+  };
   const allowed = deps.allowedDestinationPrefixes ?? [];
   if (allowed.length > 0 && !allowed.some((prefix) => input.destination.phone.startsWith(prefix))) {
-    return problem(422, 'validation_failed', 'the request has invalid fields', [
-      { path: 'destination.phone', message: 'is not an allowed destination' },
-    ]);
+    return refused(
+      { code: 'validation_failed', reason: 'prefix' },
+      problem(422, 'validation_failed', 'the request has invalid fields', [
+        { path: 'destination.phone', message: 'is not an allowed destination' },
+      ]),
+    );
+  }
+  const destination = checkDestination(input.destination.phone, {
+    allowedNumberTypes: deps.destinations?.allowedNumberTypes ?? [],
+    allowedCountries: deps.destinations?.allowedCountries ?? [],
+    allowedPrefixes: [],
+  });
+  const country = destination.country;
+  if (destination.kind === 'not_allowed') {
+    const message = DESTINATION_MESSAGES[destination.reason];
+    return refused(
+      { code: 'destination_not_allowed', reason: destination.reason, ...(country ? { country } : {}) },
+      problem(422, 'destination_not_allowed', 'this deployment does not send to this destination', [
+        { path: 'destination.phone', message },
+      ]),
+    );
+  }
+  const params = input.params as Record<string, string>;
+  const bodyProblem = smsBodyProblem(deps, input.template, input.locale, params);
+  if (bodyProblem) {
+    return refused(
+      { code: 'validation_failed', reason: bodyProblem.reason, ...(country ? { country } : {}) },
+      problem(422, 'validation_failed', 'the request has invalid fields', [bodyProblem.error]),
+    );
   }
   const request: NotificationRequest = {
     idempotencyKey: key?.data ?? deriveIdempotencyKey(input.event_id, input.channel, input.template),
@@ -111,9 +164,9 @@ async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): P
     template: input.template,
     locale: input.locale,
     expiresAt,
-    sensitive: { phone: input.destination.phone, params: input.params as Record<string, string> },
+    sensitive: { phone: input.destination.phone, params },
   };
-  const outcome = await admitNotification(deps, request);
+  const outcome = await admitNotification(deps, request, { country });
   switch (outcome.kind) {
     case 'admitted':
       return json(202, outcome.view, {
@@ -127,7 +180,58 @@ async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): P
       return problem(422, 'already_expired', 'expires_at leaves no time to dispatch', [
         { path: 'expires_at', message: 'is in the past or within the dispatch margin' },
       ]);
+    case 'rate_limited':
+      return refused(
+        { code: 'destination_rate_limited', reason: outcome.scope, ...(country ? { country } : {}) },
+        json(
+          429,
+          {
+            code: 'destination_rate_limited',
+            message:
+              outcome.scope === 'destination'
+                ? 'too many notifications to this destination; retry later'
+                : "too many notifications to this destination's country; retry later",
+          } satisfies ErrorBody,
+          { 'retry-after': String(outcome.retryAfterSeconds) },
+        ),
+      );
   }
+}
+
+const DESTINATION_MESSAGES: Readonly<Record<RefusalReason, string>> = {
+  number_type: 'is a number type this deployment does not send to (e.g. premium rate, toll free, pager)',
+  non_geographic: 'is a satellite or non-geographic number',
+  country: 'is in a country this deployment does not send to',
+  prefix: 'is not an allowed destination',
+};
+
+/** The reset URL's host and the rendered body's size: the body rules that depend on the deployment. */
+function smsBodyProblem(
+  deps: ApiDeps,
+  template: string,
+  locale: string,
+  params: Record<string, string>,
+): { reason: 'reset_url' | 'sms_segments'; error: { path: string; message: string } } | undefined {
+  const url = params.reset_url;
+  const hosts = deps.resetUrlHosts ?? [];
+  if (url !== undefined && hosts.length > 0) {
+    const message = resetUrlProblem(url, hosts);
+    if (message) return { reason: 'reset_url', error: { path: 'params.reset_url', message } };
+  }
+  if (deps.maxSmsSegments !== undefined) {
+    // The body exists only here, in memory, to be measured; it is neither stored nor logged.
+    const count = countSegments(renderBody(template, locale, params));
+    if (count.segments > deps.maxSmsSegments) {
+      return {
+        reason: 'sms_segments',
+        error: {
+          path: url === undefined ? 'params' : 'params.reset_url',
+          message: `makes the SMS ${count.segments} ${count.encoding} segments long; at most ${deps.maxSmsSegments} are allowed`,
+        },
+      };
+    }
+  }
+  return undefined;
 }
 
 async function readNotification(deps: ApiDeps, key: string): Promise<Result> {

@@ -1,6 +1,7 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import * as z from 'zod';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
+import { resetUrlProblem } from '../domain/sms-body.js';
 import { LOCALES, TEMPLATES } from '../domain/templates.js';
 
 /** An E.164 number that libphonenumber-js considers valid, in its canonical form. */
@@ -14,7 +15,14 @@ const e164Phone = z
     message: 'is not a valid phone number',
   });
 
-const resetUrl = z.url({ protocol: /^https$/, message: 'must be an https URL' }).max(2048);
+/**
+ * The static rules of a reset URL (https, no userinfo, no invisible characters, <= 512 chars);
+ * the deployment's host allow-list is checked by the handler, which knows the configuration.
+ */
+const resetUrl = z.string().superRefine((value, ctx) => {
+  const problem = resetUrlProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** Exactly one secret: a numeric code or a reset URL. Unknown keys are rejected (no stray PII). */
 const params = z.union([

@@ -1,3 +1,4 @@
+import type { BudgetCounter } from '../domain/budgets.js';
 import type {
   AppliedTransition,
   EpochMs,
@@ -12,10 +13,20 @@ export interface StoredCommand {
   readonly sealedPayload?: string;
 }
 
-/** Result of an admission attempt: exactly one writer gets `admitted`. */
+/**
+ * Result of an admission attempt: exactly one writer gets `admitted`. `exists` wins over
+ * `over_budget`: a replay of an admitted key is never refused nor counted. `over_budget` says
+ * which kind of budget is spent and when it frees up (the latest end of its full windows);
+ * nothing was written.
+ */
 export type AdmitResult =
   | { readonly kind: 'admitted'; readonly stored: StoredCommand }
-  | { readonly kind: 'exists'; readonly stored: StoredCommand };
+  | { readonly kind: 'exists'; readonly stored: StoredCommand }
+  | {
+      readonly kind: 'over_budget';
+      readonly scope: BudgetCounter['scope'];
+      readonly freesAt: EpochMs;
+    };
 
 /** Result of a guarded transition write. `stale` carries the record as it really is now. */
 export type TransitionWriteResult =
@@ -30,8 +41,17 @@ export interface DuePage {
 
 /** Persistence of commands and their evidence. Every method is one round trip (or one transaction). */
 export interface NotificationStore {
-  /** One conditional put, no read before it. Returns the existing command when the key is taken. */
-  admit(record: NotificationRecord, evidence: EvidenceRecord, sealedPayload: string): Promise<AdmitResult>;
+  /**
+   * One conditional put, no read before it. Returns the existing command when the key is taken.
+   * With `counters`, the put and one increment per counter are one atomic write: either the key
+   * was free and every counter below its limit (all written), or nothing is written.
+   */
+  admit(
+    record: NotificationRecord,
+    evidence: EvidenceRecord,
+    sealedPayload: string,
+    counters?: readonly BudgetCounter[],
+  ): Promise<AdmitResult>;
   /** Strongly consistent read of a command (with its sealed payload). */
   get(idempotencyKey: string): Promise<StoredCommand | undefined>;
   /** The evidence trail, ordered by seq. */

@@ -1,3 +1,9 @@
+import {
+  type BudgetCounter,
+  type BudgetPolicy,
+  budgetCounters,
+  retryAfterSeconds,
+} from '../domain/budgets.js';
 import type { Clock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
 import { admit, type NotificationRequest } from '../domain/notification.js';
@@ -14,6 +20,14 @@ export interface AdmissionDeps {
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
   readonly providerName: string;
+  /** Destination and country budgets; absent = none (DESIGN.md section 9). */
+  readonly budgets?: BudgetPolicy;
+}
+
+/** Facts about the destination established at the edge (never the number itself). */
+export interface AdmissionContext {
+  /** The number's region (ISO 3166 alpha-2), for per-country budgets. */
+  readonly country?: string | undefined;
 }
 
 /** Every expected outcome of an admission; none of them is an error. */
@@ -21,15 +35,24 @@ export type AdmissionOutcome =
   | { readonly kind: 'admitted'; readonly view: NotificationView }
   | { readonly kind: 'replayed'; readonly view: NotificationView }
   | { readonly kind: 'conflict'; readonly idempotencyKey: string }
-  | { readonly kind: 'expired'; readonly idempotencyKey: string };
+  | { readonly kind: 'expired'; readonly idempotencyKey: string }
+  /** A budget is spent: nothing was stored; the window frees up in `retryAfterSeconds`. */
+  | {
+      readonly kind: 'rate_limited';
+      readonly scope: BudgetCounter['scope'];
+      readonly retryAfterSeconds: number;
+    };
 
 /**
  * Admits a command exactly once. The hot path is one conditional PutItem and no read: a
  * concurrent duplicate loses the condition and gets the winner's record back in the same call.
+ * With budgets, the same write also counts the admission against them (one transaction), so a
+ * replay is never counted and a refusal stores nothing.
  */
 export async function admitNotification(
   deps: AdmissionDeps,
   request: NotificationRequest,
+  context: AdmissionContext = {},
 ): Promise<AdmissionOutcome> {
   const now = deps.clock.now();
   const payloadFingerprint = deps.fingerprinter.payload(request);
@@ -39,9 +62,10 @@ export async function admitNotification(
     if (!existing) return { kind: 'expired', idempotencyKey: request.idempotencyKey };
     return compare(existing.record, payloadFingerprint);
   }
+  const destinationFingerprint = deps.fingerprinter.destination(request.sensitive.phone);
   const { next, evidence } = admit({
     request,
-    destinationFingerprint: deps.fingerprinter.destination(request.sensitive.phone),
+    destinationFingerprint,
     payloadFingerprint,
     providerName: deps.providerName,
     now,
@@ -49,9 +73,22 @@ export async function admitNotification(
     safetyNetAt: Math.min(now + deps.policy.queueSafetyNetMs, dispatchDeadline(request, deps.policy)),
   });
   const sealed = await sealPayload(deps.cipher, request.idempotencyKey, request.sensitive);
-  const result = await deps.store.admit(next, evidence, sealed);
-  if (result.kind === 'admitted') return { kind: 'admitted', view: toView(result.stored.record) };
-  return compare(result.stored.record, payloadFingerprint);
+  const counters = deps.budgets
+    ? budgetCounters(deps.budgets, destinationFingerprint, context.country, now)
+    : [];
+  const result = await deps.store.admit(next, evidence, sealed, counters);
+  switch (result.kind) {
+    case 'admitted':
+      return { kind: 'admitted', view: toView(result.stored.record) };
+    case 'exists':
+      return compare(result.stored.record, payloadFingerprint);
+    case 'over_budget':
+      return {
+        kind: 'rate_limited',
+        scope: result.scope,
+        retryAfterSeconds: retryAfterSeconds(result.freesAt, now),
+      };
+  }
 }
 
 function compare(

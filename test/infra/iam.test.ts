@@ -67,7 +67,7 @@ describe('least privilege per function (provider sns, the default)', () => {
     }
   });
 
-  it('api: admission and views on the table and the by-event index, seals with the field key', () => {
+  it('api: admission (with budget counters) and views on the table and the by-event index, seals with the field key', () => {
     expect(allActions(statements.api)).toEqual(
       [
         ...LOGS,
@@ -76,6 +76,7 @@ describe('least privilege per function (provider sns, the default)', () => {
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:Query',
+        'dynamodb:UpdateItem',
         'ssm:GetParameter',
       ].sort(),
     );

@@ -1,11 +1,13 @@
 /**
  * API fuzzing (fast-check) against the real API handler on DynamoDB Local: random and malformed
  * bodies, headers, keys, unicode, huge numbers, past and future dates. Never a 5xx, the documented
- * error shape on every 4xx, and nothing stored for any rejected request.
+ * error shape on every 4xx, and nothing stored for any rejected request; with abuse limits on,
+ * refusals (429, 422) store and count nothing and no budget is ever exceeded.
  */
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../shared/domain/clock.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/domain/idempotency-key.js';
 import { startApiHarness } from '../support/api-harness.js';
 import { aRequestBody as aValidBody } from '../support/fixtures.js';
@@ -330,5 +332,115 @@ describe('API fuzzing: never a 5xx, the error shape every time, nothing stored w
       ),
       { numRuns: RUNS },
     );
+  });
+});
+
+describe('API fuzzing with abuse limits on: never a 5xx, refusals store nothing, budgets hold', () => {
+  let limited: Harness;
+  const clock = new ManualClock(Date.UTC(2026, 11, 1, 10, 1));
+  beforeAll(async () => {
+    limited = await startApiHarness({
+      clock,
+      env: { DESTINATION_LIMITS: '2/15m', COUNTRY_LIMITS: 'FR:3/1h', RESET_URL_HOSTS: 'id.example.com' },
+    });
+  });
+  afterAll(async () => {
+    await limited.stop();
+  });
+
+  /** Mobiles of two countries, and numbers no deployment with the defaults sends to. */
+  const PHONES = [
+    '+14155550188',
+    '+14155550189',
+    '+33612345670',
+    '+33612345671',
+    '+33612345672',
+    '+33612345673',
+    '+19005550123',
+    '+18005550199',
+    '+870773123456',
+    '+442071838750',
+    '+18765551234',
+  ];
+  const UNSAFE = ['', ' ', '\t', '\n', '\u202e', '\u2066', '\u200b', '\u0000', 'user:pw@', '%20', '"'];
+  const resetUrl = fc
+    .tuple(
+      fc.constantFrom('https://id.example.com', 'https://evil.example', 'http://id.example.com', 'https://'),
+      fc.constantFrom(...UNSAFE),
+      fc.integer({ min: 0, max: 600 }),
+    )
+    .map(([origin, unsafe, length]) =>
+      unsafe.endsWith('@')
+        ? `${origin.replace('://', `://${unsafe}`)}/r?t=${'a'.repeat(length)}`
+        : `${origin}/r?t=${unsafe}${'a'.repeat(length)}`,
+    );
+  const params = fc.oneof(
+    fc.constant({ code: FUZZ_CODE }),
+    resetUrl.map((url) => ({ reset_url: url })),
+  );
+
+  async function snapshot() {
+    const items = await limited.scan();
+    const commands = items.filter((i) => i.sk === 'CMD');
+    const counters = items.filter((i) => i.sk === 'LIMIT');
+    // Every window's count: `n_<window>_<bucket>` attributes of the counter items.
+    const tallies = (prefix: string) =>
+      counters
+        .filter((c) => String(c.pk).startsWith(prefix))
+        .flatMap((c) => Object.entries(c).filter(([name]) => name.startsWith('n_')))
+        .map(([, n]) => Number(n));
+    return {
+      commands: commands.length,
+      perDestination: tallies('LIMIT#dst#'),
+      perCountry: tallies('LIMIT#cc#'),
+    };
+  }
+
+  it('random destinations, reset URLs and replays', async () => {
+    const sentBodies: Record<string, unknown>[] = [];
+    const seen = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...PHONES),
+        params,
+        fc.option(fc.nat(), { nil: undefined }),
+        async (phone, chosenParams, replayOf) => {
+          // Prepare: a new request, or a replay of an earlier one.
+          const earlier =
+            replayOf === undefined ? undefined : sentBodies[replayOf % Math.max(1, sentBodies.length)];
+          const body = earlier ?? aValidBody({ destination: { phone }, params: chosenParams }, clock.now());
+          sentBodies.push(body);
+          const before = await snapshot();
+          // Act
+          const response = await fetch(`${limited.url}/v1/notifications`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify(body),
+          });
+          const text = await response.text();
+          seen.add(response.status);
+          // Assess
+          expect(response.status, text).toBeLessThan(500);
+          expect([200, 202, 409, 422, 429]).toContain(response.status);
+          const after = await snapshot();
+          if (response.status === 202) {
+            expect(after.commands).toBe(before.commands + 1);
+          } else {
+            expect(after).toEqual(before);
+          }
+          if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+          if (response.status >= 400) {
+            expectErrorShape(JSON.parse(text));
+            expect(text).not.toContain(String((body.destination as { phone: string }).phone));
+          }
+          for (const count of after.perDestination) expect(count).toBeLessThanOrEqual(2);
+          for (const count of after.perCountry) expect(count).toBeLessThanOrEqual(3);
+          expect(limited.errors).toEqual([]);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    // The property saw every outcome, so each branch above was exercised.
+    expect([...seen].sort()).toEqual([200, 202, 422, 429]);
   });
 });

@@ -29,6 +29,7 @@ describe('chaos (short soak)', () => {
       evidence: 0,
       ledger_mismatch: 0,
       admission: 0,
+      budget: 0,
       privacy: 0,
     });
     expect(result.stats.settled).toBe(true);
@@ -40,6 +41,9 @@ describe('chaos (short soak)', () => {
       0,
     );
     expect(result.stats.conflicts).toBeGreaterThan(0);
+    // SMS pumping met its budgets: some resets admitted, the rest refused, none failed.
+    expect(result.stats.pumping?.admitted).toBeGreaterThan(0);
+    expect(result.stats.pumping?.refused).toBeGreaterThan(0);
     expect(result.stats.logLines).toBeGreaterThan(0);
     // The design's assumption held in the rig: no request reached the provider later after its caller
     // gave up than the reconciler's settle time, and the sender never started a late call.

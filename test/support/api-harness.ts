@@ -4,15 +4,22 @@ import { ensureTable, scanTable } from '../../local/resources.js';
 import { startHttpServer } from '../../local/runtime/http-server.js';
 import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../../shared/adapters/local-cipher.js';
+import { abuseLimitsOf, loadConfig } from '../../shared/config.js';
 import type { Clock } from '../../shared/domain/clock.js';
 import { systemClock } from '../../shared/domain/clock.js';
 import { createFingerprinter } from '../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../shared/domain/policy.js';
-import { createApiHandler } from '../../shared/handlers/api-handler.js';
+import { createApiHandler, type Refusal } from '../../shared/handlers/api-handler.js';
 import { testKeys, uniqueName } from './fixtures.js';
 
-/** The API on a fresh table in the suite's DynamoDB Local, behind the local HTTP server. */
-export async function startApiHarness(options: { clock?: Clock } = {}) {
+/**
+ * The API on a fresh table in the suite's DynamoDB Local, behind the local HTTP server. The abuse
+ * limits are the production defaults read from `env`, except destination budgets, which are off
+ * unless `env` sets `DESTINATION_LIMITS` (most suites send many requests to one test number).
+ */
+export async function startApiHarness(
+  options: { clock?: Clock; env?: Readonly<Record<string, string>> } = {},
+) {
   const client = new DynamoDBClient({
     endpoint: inject('dynamodbEndpoint'),
     region: 'us-east-1',
@@ -23,7 +30,11 @@ export async function startApiHarness(options: { clock?: Clock } = {}) {
   const keys = testKeys();
   const store = new DynamoNotificationStore({ client, tableName, evidenceRetentionDays: 400 });
   const errors: unknown[] = [];
+  const refusals: Refusal[] = [];
+  const config = loadConfig({ DESTINATION_LIMITS: 'off', ...(options.env ?? {}) });
   const handler = createApiHandler({
+    ...abuseLimitsOf(config),
+    onRefusal: (refusal) => refusals.push(refusal),
     store,
     cipher: createLocalCipher(parseKey(keys.dataKey)),
     fingerprinter: createFingerprinter(parseKey(keys.fingerprintKey)),
@@ -40,6 +51,8 @@ export async function startApiHarness(options: { clock?: Clock } = {}) {
     tableName,
     client,
     errors,
+    /** Every abuse-limit refusal the handler reported (the refusal metric's input). */
+    refusals,
     /** Every item in the table, unmarshalled (for "nothing stored" and PII checks). */
     scan: () => scanTable(client, tableName),
     post(body: unknown, headers: Record<string, string> = {}) {

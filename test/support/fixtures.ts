@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 
 /** The secrets the tests use; the PII scans look for exactly these strings. */
 export const TEST_PHONE = '+14155550123';
-export const OTHER_PHONE = '+442071838750';
+export const OTHER_PHONE = '+447400123456'; // a UK mobile: the default ALLOWED_NUMBER_TYPES refuse fixed lines
 export const TEST_CODE = '483920';
 export const TEST_URL = 'https://id.example.com/reset?token=tok_9f8e7d6c5b4a';
 

@@ -1,6 +1,6 @@
-import { startFauxqs } from 'fauxqs';
 import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '../../local/dynamodb-local.js';
+import { startLocalFauxqs } from '../../local/fauxqs.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -14,10 +14,7 @@ declare module 'vitest' {
  * Each test file creates its own table and queues, so files can run in parallel.
  */
 export default async function setup(project: TestProject) {
-  const [dynamodb, fauxqs] = await Promise.all([
-    startDynamoDbLocal(),
-    startFauxqs({ port: 0, logger: false }),
-  ]);
+  const [dynamodb, fauxqs] = await Promise.all([startDynamoDbLocal(), startLocalFauxqs()]);
   project.provide('dynamodbEndpoint', dynamodb.endpoint);
   project.provide('sqsEndpoint', fauxqs.address);
   return async () => {

@@ -2,8 +2,11 @@
  * An in-memory {@link NotificationStore} with the DynamoDB adapter's semantics: admission is a
  * conditional put, every transition is guarded by state and version and writes its evidence record
  * atomically, a final record loses its sealed payload, `reschedule` moves only `dueAt`, and `due`
- * lists only items that carry a `dueAt` (the sparse index). For model-based tests.
+ * lists only items that carry a `dueAt` (the sparse index). Budget counters behave like the
+ * adapter's transaction: an existing key wins (nothing counted), a full counter refuses (nothing
+ * written), otherwise the command and every increment are written together. For model-based tests.
  */
+import { type BudgetCounter, freesAt } from '../../shared/domain/budgets.js';
 import {
   type AppliedTransition,
   type EpochMs,
@@ -41,6 +44,7 @@ const copy = <T>(value: T): T => structuredClone(value);
 /** See the module comment. Every read returns copies, so callers cannot mutate stored state. */
 export class MemoryNotificationStore implements NotificationStore {
   private readonly entries = new Map<string, Entry>();
+  private readonly counters = new Map<string, number>();
   private readonly beforeOperation: MemoryStoreOptions['beforeOperation'];
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -51,10 +55,25 @@ export class MemoryNotificationStore implements NotificationStore {
     record: NotificationRecord,
     evidence: EvidenceRecord,
     sealedPayload: string,
+    counters: readonly BudgetCounter[] = [],
   ): Promise<AdmitResult> {
     await this.beforeOperation?.('admit', record.idempotencyKey);
     const existing = this.entries.get(record.idempotencyKey);
     if (existing) return { kind: 'exists', stored: this.stored(existing) };
+    // Tally attributes name their window, so a new window starts at zero, as in the DynamoDB item.
+    const count = (c: BudgetCounter, attribute: string) => this.counters.get(`${c.key}/${attribute}`) ?? 0;
+    const full = counters.filter((c) => c.tallies.some((t) => count(c, t.attribute) >= t.limit));
+    if (full.length > 0) {
+      const counts = (c: BudgetCounter) =>
+        Object.fromEntries(c.tallies.map((t) => [t.attribute, count(c, t.attribute)]));
+      const latest = full
+        .map((c) => ({ scope: c.scope, freesAt: freesAt(c, counts(c)) }))
+        .sort((a, b) => b.freesAt - a.freesAt)[0] as { scope: BudgetCounter['scope']; freesAt: number };
+      return { kind: 'over_budget', ...latest };
+    }
+    for (const c of counters) {
+      for (const t of c.tallies) this.counters.set(`${c.key}/${t.attribute}`, count(c, t.attribute) + 1);
+    }
     this.entries.set(record.idempotencyKey, {
       record: copy(record),
       sealedPayload,

@@ -63,6 +63,7 @@ export function describeStoreContract(name: string, store: () => NotificationSto
       // Assess
       expect(results.filter((r) => r.kind === 'admitted')).toHaveLength(1);
       for (const result of results) {
+        if (result.kind === 'over_budget') throw new Error('no budget was set');
         expect(result.stored.record).toMatchObject({ idempotencyKey: next.idempotencyKey, version: 1 });
         expect(result.stored.sealedPayload).toBe(SEALED);
       }

@@ -29,6 +29,13 @@ export const versionIs = (version: number): ConditionPart => ({
   values: { ':expectedVersion': version },
 });
 
+/** A window of a budget counter has room for one more: not counted yet (a fresh window) or below its limit. */
+export const tallyBelow = (index: number, attribute: string, limit: number): ConditionPart => ({
+  expression: `attribute_not_exists(#t${index}) OR #t${index} < :limit${index}`,
+  names: { [`#t${index}`]: attribute },
+  values: { [`:limit${index}`]: limit },
+});
+
 /** Joins parts with AND into the three expression fields DynamoDB wants. */
 export function allOf(...parts: readonly ConditionPart[]) {
   return {

@@ -1,3 +1,4 @@
+import type { BudgetCounter } from '../../domain/budgets.js';
 import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
 import { CorruptItemError } from './errors.js';
@@ -75,6 +76,21 @@ export function commandItem(record: NotificationRecord, sealedPayload: string, r
     [TableSchema.ttlAttribute]: ttlFor(record.expiresAt, retentionDays),
     sealed_payload: sealedPayload,
   };
+}
+
+/** Seconds a counter item outlives its window before TTL may delete it (TTL deletion is lazy anyway). */
+const COUNTER_TTL_SLACK_SECONDS = 3_600;
+
+/** The key of a budget counter item: the counter's key holds the fingerprint or country, never a number. */
+export function counterItemKey(counterKey: string): Item {
+  return { [TableSchema.partitionKey]: counterKey, [TableSchema.sortKey]: TableSchema.counterSortKey };
+}
+
+/** TTL of a counter item: its longest window's end plus a slack; an old window's item is never read again. */
+export function counterTtl(counter: BudgetCounter): number {
+  return (
+    Math.ceil(Math.max(...counter.tallies.map((t) => t.windowEndsAt)) / 1000) + COUNTER_TTL_SLACK_SECONDS
+  );
 }
 
 /** The evidence item for one transition. */

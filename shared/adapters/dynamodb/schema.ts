@@ -8,6 +8,8 @@ export const TableSchema = {
   /** Sort key of the command item; evidence items use `EV#<seq, zero-padded>`. */
   commandSortKey: 'CMD',
   evidencePrefix: 'EV#',
+  /** Sort key of budget counter items (`pk` = `LIMIT#...`, see `domain/budgets.ts`); they carry no record attributes. */
+  counterSortKey: 'LIMIT',
   ttlAttribute: 'ttl',
   byEventIndex: { name: 'by-event', partitionKey: 'gsi_event_id', sortKey: 'created_at' },
   /** Sparse: only items the reconciler must look at carry `due_shard`/`due_at`. */

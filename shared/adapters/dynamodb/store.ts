@@ -13,6 +13,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type BudgetCounter, freesAt } from '../../domain/budgets.js';
 import type {
   AppliedTransition,
   EpochMs,
@@ -27,11 +28,13 @@ import type {
   StoredCommand,
   TransitionWriteResult,
 } from '../../ports/store.js';
-import { allOf, keyIsFree, stateIs, versionIs } from './conditions.js';
+import { allOf, keyIsFree, stateIs, tallyBelow, versionIs } from './conditions.js';
 import { StoreWriteError } from './errors.js';
 import {
   admissionEvidence,
   commandItem,
+  counterItemKey,
+  counterTtl,
   dueShardOf,
   evidenceFromItem,
   evidenceItem,
@@ -53,6 +56,9 @@ export interface DynamoNotificationStoreOptions {
 }
 
 const { partitionKey: PK, sortKey: SK, commandSortKey: CMD } = TableSchema;
+
+/** Tries of a budgeted admission that loses to concurrent transactions on the same counter. */
+const MAX_ADMIT_ATTEMPTS = 25;
 
 /** The DynamoDB implementation of {@link NotificationStore} (DESIGN.md section 5). */
 export class DynamoNotificationStore implements NotificationStore {
@@ -83,7 +89,9 @@ export class DynamoNotificationStore implements NotificationStore {
     record: NotificationRecord,
     _evidence: EvidenceRecord,
     sealedPayload: string,
+    counters: readonly BudgetCounter[] = [],
   ): Promise<AdmitResult> {
+    if (counters.length > 0) return this.admitWithinBudget(record, sealedPayload, counters);
     // One conditional PutItem and no read: the loser of a race gets the winner's item back for free.
     const condition = allOf(keyIsFree(PK));
     try {
@@ -104,6 +112,94 @@ export class DynamoNotificationStore implements NotificationStore {
         return { kind: 'exists', stored: storedFromItem(unmarshall(error.Item)) };
       }
       throw new StoreWriteError('admission write failed', { cause: error });
+    }
+  }
+
+  /**
+   * The admission put and one update per budget counter item in one transaction: each window's
+   * tally gets `ADD :one`, guarded by `tally < limit`, so concurrent admissions to one destination
+   * cannot overshoot, and a replay (the put's guard fails) increments nothing. Cancellation
+   * reasons say which guard failed (with the item as it is, ALL_OLD); contention between
+   * transactions on the same counter is retried here.
+   */
+  private async admitWithinBudget(
+    record: NotificationRecord,
+    sealedPayload: string,
+    counters: readonly BudgetCounter[],
+  ): Promise<AdmitResult> {
+    const keyFree = allOf(keyIsFree(PK));
+    const input = {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.table,
+            Item: commandItem(record, sealedPayload, this.retentionDays),
+            ConditionExpression: keyFree.ConditionExpression,
+            ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+          },
+        },
+        ...counters.map((counter) => {
+          const below = allOf(...counter.tallies.map((t, i) => tallyBelow(i, t.attribute, t.limit)));
+          const adds = counter.tallies.map((_, i) => `#t${i} :one`).join(', ');
+          return {
+            Update: {
+              TableName: this.table,
+              Key: counterItemKey(counter.key),
+              UpdateExpression: `SET #ttl = :ttl ADD ${adds}`,
+              ConditionExpression: below.ConditionExpression,
+              ExpressionAttributeNames: {
+                ...below.ExpressionAttributeNames,
+                '#ttl': TableSchema.ttlAttribute,
+              },
+              ExpressionAttributeValues: {
+                ...below.ExpressionAttributeValues,
+                ':one': 1,
+                ':ttl': counterTtl(counter),
+              },
+              // The counts as they are tell which window is full, hence when the destination frees up.
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+            },
+          };
+        }),
+      ],
+      ...this.capacityMode,
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await this.doc.send(new TransactWriteCommand(input));
+        this.report('admit', out.ConsumedCapacity);
+        return { kind: 'admitted', stored: { record, sealedPayload } };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) {
+          throw new StoreWriteError('admission write failed', { cause: error });
+        }
+        const reasons = error.CancellationReasons ?? [];
+        const put = reasons[0];
+        if (put?.Code === 'ConditionalCheckFailed' && put.Item) {
+          return { kind: 'exists', stored: storedFromItem(unmarshall(put.Item)) };
+        }
+        const full = counters
+          .map((counter, i) => ({ counter, reason: reasons[i + 1] }))
+          .filter(({ reason }) => reason?.Code === 'ConditionalCheckFailed')
+          .map(({ counter, reason }) => ({
+            scope: counter.scope,
+            freesAt: freesAt(counter, reason?.Item ? unmarshall(reason.Item) : undefined),
+          }))
+          .sort((a, b) => b.freesAt - a.freesAt)[0];
+        if (full) {
+          // Refusals are the rare path: one read makes sure a replay is never refused, whatever
+          // order the guards were evaluated in.
+          const existing = await this.get(record.idempotencyKey);
+          return existing ? { kind: 'exists', stored: existing } : { kind: 'over_budget', ...full };
+        }
+        const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
+        if (!conflict || attempt >= MAX_ADMIT_ATTEMPTS) {
+          throw new StoreWriteError('admission write failed', { cause: error });
+        }
+        // Another admission holds the same counter: back off with jitter and decide again.
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+      }
     }
   }
 

@@ -36,6 +36,7 @@ describe('chaos invariants', () => {
       ['evidence', 0],
       ['ledger_mismatch', 0],
       ['admission', 0],
+      ['budget', 0],
       ['privacy', 0],
     ]);
   });

@@ -1,0 +1,116 @@
+import { Stack } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { LOG_METRICS } from '../../infra/constructs/observability.js';
+import { ResetNotifier } from '../../infra/reset-notifier.js';
+import type { ResetNotifierProps } from '../../infra/settings.js';
+import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
+import { loadConfig } from '../../shared/config.js';
+import { REFUSAL_LOG_MESSAGE } from '../../shared/handlers/api-handler.js';
+import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
+
+const apiEnvironment = (template: ReturnType<typeof synthTemplate>['template']) =>
+  (
+    functionByDescription(template, 'HTTP API').properties.Environment as {
+      Variables: Record<string, unknown>;
+    }
+  ).Variables;
+
+describe('abuse limits through the stack', () => {
+  it(
+    'gives the api function the default limits, read back by shared/config as the defaults',
+    () => {
+      // Prepare / Act
+      const { template } = synthTemplate({});
+      const env = apiEnvironment(template);
+      // Assess
+      expect(env).toMatchObject({
+        DESTINATION_LIMITS: '3/15m,10/24h',
+        COUNTRY_LIMITS: 'off',
+        ALLOWED_NUMBER_TYPES: 'MOBILE,FIXED_LINE_OR_MOBILE',
+        MAX_SMS_SEGMENTS: '3',
+      });
+      expect(env).not.toHaveProperty('RESET_URL_HOSTS');
+      const config = loadConfig(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])));
+      expect(config.budgets.destination.map((w) => w.label)).toEqual(['15m', '24h']);
+      expect(config.budgets.country).toEqual([]);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'passes tuned limits as the environment variables the README names',
+    () => {
+      // Prepare / Act
+      const { template } = synthTemplate({
+        abuseLimits: {
+          destinationLimits: '5/1h',
+          countryLimits: 'US:1000/1h,50/1h',
+          allowedNumberTypes: ['MOBILE'],
+          allowedDestinationCountries: ['US', 'CA'],
+          resetUrlHosts: ['id.example.com'],
+          maxSmsSegments: 2,
+        },
+      });
+      const env = apiEnvironment(template);
+      // Assess
+      expect(env).toMatchObject({
+        DESTINATION_LIMITS: '5/1h',
+        COUNTRY_LIMITS: 'US:1000/1h,50/1h',
+        ALLOWED_NUMBER_TYPES: 'MOBILE',
+        ALLOWED_DESTINATION_COUNTRIES: 'US,CA',
+        RESET_URL_HOSTS: 'id.example.com',
+        MAX_SMS_SEGMENTS: '2',
+      });
+      template.hasResourceProperties('AWS::Logs::MetricFilter', {
+        FilterPattern: Match.stringLikeRegexp(REFUSAL_LOG_MESSAGE),
+        MetricTransformations: [
+          Match.objectLike({ MetricName: LOG_METRICS.admissionRefusals, MetricValue: '1' }),
+        ],
+      });
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it.each<[string, NonNullable<ResetNotifierProps['abuseLimits']>, RegExp]>([
+    ['a malformed destination budget', { destinationLimits: '3 per hour' }, /abuseLimits.destinationLimits/],
+    ['a malformed country budget', { countryLimits: 'USA:3/1h' }, /abuseLimits.countryLimits/],
+    ['an unknown number type', { allowedNumberTypes: ['SATPHONE'] }, /abuseLimits.allowedNumberTypes/],
+    [
+      'a country that is not a region code',
+      { allowedDestinationCountries: ['USA'] },
+      /allowedDestinationCountries/,
+    ],
+    ['zero segments', { maxSmsSegments: 0 }, /maxSmsSegments/],
+  ])('rejects %s, naming the prop', (_name, abuseLimits, message) => {
+    const build = () => new ResetNotifier(new Stack(testApp(), 'S'), 'N', { code: stubCode(), abuseLimits });
+    expect(build).toThrow(message);
+  });
+});
+
+describe('abuse limits from CDK context (cdk deploy -c reset-notifier:destinationLimits=...)', () => {
+  it('reads every abuse-limit key, and leaves the defaults when none is set', () => {
+    // Prepare
+    const propsFrom = (context: Record<string, string>) =>
+      notifierPropsFromContext(new Stack(testApp({ context }), 'S'));
+    // Act
+    const props = propsFrom({
+      [CONTEXT_KEYS.destinationLimits]: '5/1h,10/24h',
+      [CONTEXT_KEYS.countryLimits]: 'US:2000/1h',
+      [CONTEXT_KEYS.allowedNumberTypes]: 'MOBILE',
+      [CONTEXT_KEYS.allowedDestinationCountries]: 'US, CA',
+      [CONTEXT_KEYS.resetUrlHosts]: 'id.example.com',
+      [CONTEXT_KEYS.maxSmsSegments]: '2',
+    });
+    // Assess
+    expect(props.abuseLimits).toEqual({
+      destinationLimits: '5/1h,10/24h',
+      countryLimits: 'US:2000/1h',
+      allowedNumberTypes: ['MOBILE'],
+      allowedDestinationCountries: ['US', 'CA'],
+      resetUrlHosts: ['id.example.com'],
+      maxSmsSegments: 2,
+    });
+    expect(propsFrom({}).abuseLimits).toBeUndefined();
+  });
+});
