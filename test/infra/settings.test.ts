@@ -42,7 +42,7 @@ describe('function environment', () => {
       kmsKeyId: 'deploy-time:KMS_KEY_ID',
       tableName: 'deploy-time:TABLE_NAME',
       dispatchQueueUrl: 'deploy-time:DISPATCH_QUEUE_URL',
-      fingerprintKeyParameter: '/reset-notifier/fingerprint-key',
+      fingerprintKeySecretArn: 'deploy-time:FINGERPRINT_KEY_SECRET_ARN',
       evidenceRetentionDays: 30,
       maxExpiryHours: 12,
     });
