@@ -7,7 +7,7 @@ import { type CheckOptions, formatFindings, runChecks } from './deploy-check/che
  * `npm run deploy:check -- --region eu-west-1 [--provider sns|eum|twilio] [--sms-spend-alarm-usd 0.8]
  * [--origination-identity <id>]`: reads the account prerequisites of a deploy (SNS sandbox, spend
  * limit, delivery logging; End User Messaging tier, spend limit, origination identities) with
- * your credentials and says what to do. Read-only. Exit code 1 when a check fails.
+ * your credentials and says what to do. Read-only. Exit code 1 when a check fails, 2 when none could be read.
  */
 const { values } = parseArgs({
   options: {
@@ -38,4 +38,9 @@ const findings = await runChecks(
   },
 );
 console.log(`reset-notifier deploy check (${region}, provider ${provider})\n${formatFindings(findings)}`);
-process.exitCode = findings.some((f) => f.status === 'fail') ? 1 : 0;
+// 1: something will not work; 2: nothing could be read (no credentials, wrong region); 0 otherwise.
+process.exitCode = findings.some((f) => f.status === 'fail')
+  ? 1
+  : findings.every((f) => f.status === 'unknown')
+    ? 2
+    : 0;

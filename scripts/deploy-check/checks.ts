@@ -241,13 +241,16 @@ const originationIdentities: Check = async ({ smsVoice }, options) => {
 function unreadable(check: string, error: unknown): Finding {
   const name = error instanceof Error ? error.name : 'Error';
   const denied = /AccessDenied|UnauthorizedOperation|AuthorizationError/.test(name);
+  const noCredentials = name === 'CredentialsProviderError';
   return {
     id: check.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`),
     status: 'unknown',
     summary: `could not read (${name})`,
     action: denied
       ? 'Run with credentials that may read SNS SMS attributes (sns:GetSMSAttributes, sns:GetSMSSandboxAccountStatus, sns:ListSMSSandboxPhoneNumbers) and End User Messaging (sms-voice:Describe*).'
-      : 'Check the region and your credentials, then run again.',
+      : noCredentials
+        ? 'No AWS credentials found: aws configure / aws sso login, or set AWS_PROFILE, then run again.'
+        : 'Check the region and your network, then run again.',
   };
 }
 
