@@ -21,6 +21,7 @@ import {
 /** `ok`: ready; `warn`: deploys and runs, but limited; `fail`: SMS will not go out; `unknown`: could not read. */
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'unknown';
 
+/** One line of the report: what was read, how it stands, and what to do about it. */
 export interface Finding {
   readonly id: string;
   readonly status: CheckStatus;
@@ -29,6 +30,7 @@ export interface Finding {
   readonly action?: string;
 }
 
+/** What the stack will be deployed with, as far as the checks need it. */
 export interface CheckOptions {
   /** The provider the stack will use (context `reset-notifier:provider`). */
   readonly provider: 'sns' | 'eum' | 'twilio' | 'simulator';
@@ -38,6 +40,7 @@ export interface CheckOptions {
   readonly originationIdentity?: string;
 }
 
+/** The SDK clients the checks read with (mocked in tests). */
 export interface CheckClients {
   readonly sns: SNSClient;
   readonly smsVoice: PinpointSMSVoiceV2Client;

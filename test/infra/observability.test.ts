@@ -318,6 +318,37 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     });
   });
 
+  it('has exactly the alarms this file tests (a new alarm needs a test here)', () => {
+    // Act
+    const { stack } = synthTemplate();
+
+    // Assess
+    expect(Object.keys(stack.notifier.observability.alarms).sort()).toEqual(
+      [
+        'dispatchDeadLetters',
+        'forwarderFailures',
+        'dispatchQueueAge',
+        'apiErrors',
+        'forwarderErrors',
+        'senderErrors',
+        'reconcilerFailures',
+        'forwarderIteratorAge',
+        'reconcilerStalled',
+        'apiThrottles',
+        'forwarderThrottles',
+        'senderThrottles',
+        'reconcilerThrottles',
+        'apiServerErrors',
+        'apiLatency',
+        'oldestDispatchUnknown',
+        'providerUnknownRate',
+        'receiptSignatureFailures',
+        'smsSpend',
+      ].sort(),
+    );
+    expect(alarms).toHaveLength(19);
+  });
+
   it('has a dashboard that shows every alarm', () => {
     const dashboard = onlyResource(template, 'AWS::CloudWatch::Dashboard').properties;
     const body = JSON.stringify(dashboard.DashboardBody);

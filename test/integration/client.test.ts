@@ -1,6 +1,7 @@
 import { ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createResetNotifierClient, type ResetNotifierClient } from '../../shared/client/index.js';
+import { renderOpenApiDocument } from '../../shared/http/openapi.js';
 import { EvidenceViewSchema, NotificationViewSchema } from '../../shared/http/view-schema.js';
 import { startApiHarness } from '../support/api-harness.js';
 import { aRequestBody, TEST_CODE, TEST_PHONE } from '../support/fixtures.js';
@@ -57,6 +58,15 @@ describe('the typed client against the local stack (DynamoDB Local)', () => {
     const stored = JSON.stringify(await api.scan());
     expect(stored).not.toContain(TEST_PHONE);
     expect(stored).not.toContain(TEST_CODE);
+  });
+
+  it('serves the OpenAPI document at GET /v1/openapi.json without auth locally', async () => {
+    // Act
+    const response = await fetch(`${api.url}/v1/openapi.json`);
+
+    // Assess
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(renderOpenApiDocument());
   });
 
   it('returns a different payload under the same key as a conflict', async () => {
