@@ -114,14 +114,12 @@ describe('DynamoDB store: transient faults are StoreUnavailableError (HTTP 503),
 
   it('keeps a validation error a StoreWriteError (a bug: generic 500), not retry-safe', async () => {
     // Prepare
-    ddb
-      .on(PutCommand)
-      .rejects(
-        Object.assign(new Error('bad expression'), {
-          name: 'ValidationException',
-          $metadata: { httpStatusCode: 400 },
-        }),
-      );
+    ddb.on(PutCommand).rejects(
+      Object.assign(new Error('bad expression'), {
+        name: 'ValidationException',
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
     const { next, evidence } = anAdmission();
 
     // Act

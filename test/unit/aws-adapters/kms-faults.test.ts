@@ -35,14 +35,12 @@ describe('KMS cipher: throttling while sealing is retry-safe (HTTP 503), other e
 
   it('keeps an access error a plain fault (a misconfiguration: generic 500)', async () => {
     // Prepare
-    kms
-      .on(GenerateDataKeyCommand)
-      .rejects(
-        Object.assign(new Error('not authorized'), {
-          name: 'AccessDeniedException',
-          $metadata: { httpStatusCode: 400 },
-        }),
-      );
+    kms.on(GenerateDataKeyCommand).rejects(
+      Object.assign(new Error('not authorized'), {
+        name: 'AccessDeniedException',
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
 
     // Act
     const failure = await seal();
