@@ -109,7 +109,13 @@ export function createResetNotifierClient(options: ResetNotifierClientOptions): 
     return signer;
   };
 
-  async function once(method: string, url: URL, headers: Record<string, string>, body: string | undefined) {
+  async function once(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    body: string | undefined,
+    timeoutMs: number,
+  ) {
     const signing = options.signing;
     const auth =
       signing === false && options.signer === undefined
@@ -119,7 +125,7 @@ export function createResetNotifierClient(options: ResetNotifierClientOptions): 
             body === undefined ? { method, url, headers } : { method, url, headers, body },
           );
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), attemptTimeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
       const response = await fetchFn(url.toString(), {
         method,
@@ -149,7 +155,9 @@ export function createResetNotifierClient(options: ResetNotifierClientOptions): 
     while (attempt < maxAttempts) {
       attempt++;
       try {
-        last = await once(method, url, headers, init.body);
+        // An attempt never runs past the deadline either (at least 1 s, so a late call still gets an answer).
+        const timeoutMs = Math.min(attemptTimeoutMs, Math.max(1_000, deadline - now()));
+        last = await once(method, url, headers, init.body, timeoutMs);
         failure = undefined;
         if (!RETRYABLE(last.status)) return last;
       } catch (error) {
