@@ -1,3 +1,6 @@
+import { Token } from 'aws-cdk-lib';
+import type { FingerprintKeySource, ResetNotifierProps } from './settings.js';
+
 /**
  * Checks, at synth, of settings that name resources outside the stack. CloudFormation would
  * accept a malformed ARN and the functions would fail at their first call; these fail `cdk synth`
@@ -55,4 +58,66 @@ export function validated(
 ): string {
   if (!check(value)) throw new Error(`ResetNotifier: ${setting} "${value}" is not ${shape}`);
   return value;
+}
+
+/** Settings that name resources outside the stack, checked for form (literal values only). */
+export function validateExternalResources(props: ResetNotifierProps, fail: (message: string) => never): void {
+  const check = (setting: string, value: string | undefined, ok: (v: string) => boolean, shape: string) => {
+    if (value === undefined || Token.isUnresolved(value)) return;
+    try {
+      validated(setting, value, ok, shape);
+    } catch (error) {
+      fail((error as Error).message.replace(/^ResetNotifier: /, ''));
+    }
+  };
+  if (props.provider?.kind === 'twilio') {
+    check(
+      'provider.authTokenSecret',
+      props.provider.authTokenSecret.secretArn,
+      isSecretArn,
+      SECRET_ARN_SHAPE,
+    );
+  }
+  check('fingerprintKeySecret', props.fingerprintKeySecret?.secretArn, isSecretArn, SECRET_ARN_SHAPE);
+  check('alarmTopic', props.alarmTopic?.topicArn, isTopicArn, TOPIC_ARN_SHAPE);
+  check('alarmEmail', props.alarmEmail, isEmail, EMAIL_SHAPE);
+  if (props.alarmEmail !== undefined && props.alarmTopic !== undefined) {
+    fail(
+      'alarmEmail subscribes to the topic the stack creates; with alarmTopic given, subscribe to that topic yourself',
+    );
+  }
+}
+
+/** A 12-digit AWS account id. */
+export const isAccountId = (value: string): boolean => /^\d{12}$/.test(value);
+/** An IAM role ARN (any partition, any path). */
+export const isRoleArn = (value: string): boolean =>
+  /^arn:aws(-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/.test(value);
+
+/** Where the fingerprint key comes from, from the props (one of parameter or secret, or generated). */
+export function fingerprintKeySource(
+  props: ResetNotifierProps,
+  fail: (message: string) => never,
+): FingerprintKeySource {
+  const name = props.fingerprintKeyParameterName;
+  if (name !== undefined && props.fingerprintKeySecret !== undefined) {
+    fail('set fingerprintKeyParameterName or fingerprintKeySecret, not both');
+  }
+  if (props.fingerprintKeySecret !== undefined) return { kind: 'secret', secret: props.fingerprintKeySecret };
+  if (name === undefined) {
+    if (props.fingerprintKeyEncryptionKey !== undefined) {
+      fail('fingerprintKeyEncryptionKey needs fingerprintKeyParameterName (it is the key of that parameter)');
+    }
+    return { kind: 'generated' };
+  }
+  if (!/^\/?[A-Za-z0-9_.\-/]{1,2047}$/.test(name)) {
+    fail(`fingerprintKeyParameterName "${name}" is not an SSM parameter name (letters, digits, _ . - /)`);
+  }
+  return {
+    kind: 'parameter',
+    name,
+    ...(props.fingerprintKeyEncryptionKey === undefined
+      ? {}
+      : { encryptionKey: props.fingerprintKeyEncryptionKey }),
+  };
 }

@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, Stack, Token } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -8,13 +8,10 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import {
-  EMAIL_SHAPE,
-  isEmail,
-  isSecretArn,
-  isTopicArn,
-  SECRET_ARN_SHAPE,
-  TOPIC_ARN_SHAPE,
-  validated,
+  fingerprintKeySource,
+  isAccountId,
+  isRoleArn,
+  validateExternalResources,
 } from './external-resources.js';
 
 /** Amazon SNS SMS (the default in AWS): `sns:Publish` to phone numbers, lookups in the delivery-status logs. */
@@ -305,67 +302,6 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
       projectRoot,
       depsLockFilePath: props.code?.depsLockFilePath ?? resolve(projectRoot, 'package-lock.json'),
     },
-  };
-}
-
-/** Settings that name resources outside the stack, checked for form (literal values only). */
-function validateExternalResources(props: ResetNotifierProps, fail: (message: string) => never): void {
-  const check = (setting: string, value: string | undefined, ok: (v: string) => boolean, shape: string) => {
-    if (value === undefined || Token.isUnresolved(value)) return;
-    try {
-      validated(setting, value, ok, shape);
-    } catch (error) {
-      fail((error as Error).message.replace(/^ResetNotifier: /, ''));
-    }
-  };
-  if (props.provider?.kind === 'twilio') {
-    check(
-      'provider.authTokenSecret',
-      props.provider.authTokenSecret.secretArn,
-      isSecretArn,
-      SECRET_ARN_SHAPE,
-    );
-  }
-  check('fingerprintKeySecret', props.fingerprintKeySecret?.secretArn, isSecretArn, SECRET_ARN_SHAPE);
-  check('alarmTopic', props.alarmTopic?.topicArn, isTopicArn, TOPIC_ARN_SHAPE);
-  check('alarmEmail', props.alarmEmail, isEmail, EMAIL_SHAPE);
-  if (props.alarmEmail !== undefined && props.alarmTopic !== undefined) {
-    fail(
-      'alarmEmail subscribes to the topic the stack creates; with alarmTopic given, subscribe to that topic yourself',
-    );
-  }
-}
-
-/** A 12-digit AWS account id. */
-export const isAccountId = (value: string): boolean => /^\d{12}$/.test(value);
-/** An IAM role ARN (any partition, any path). */
-export const isRoleArn = (value: string): boolean =>
-  /^arn:aws(-[a-z]+)*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/.test(value);
-
-function fingerprintKeySource(
-  props: ResetNotifierProps,
-  fail: (message: string) => never,
-): FingerprintKeySource {
-  const name = props.fingerprintKeyParameterName;
-  if (name !== undefined && props.fingerprintKeySecret !== undefined) {
-    fail('set fingerprintKeyParameterName or fingerprintKeySecret, not both');
-  }
-  if (props.fingerprintKeySecret !== undefined) return { kind: 'secret', secret: props.fingerprintKeySecret };
-  if (name === undefined) {
-    if (props.fingerprintKeyEncryptionKey !== undefined) {
-      fail('fingerprintKeyEncryptionKey needs fingerprintKeyParameterName (it is the key of that parameter)');
-    }
-    return { kind: 'generated' };
-  }
-  if (!/^\/?[A-Za-z0-9_.\-/]{1,2047}$/.test(name)) {
-    fail(`fingerprintKeyParameterName "${name}" is not an SSM parameter name (letters, digits, _ . - /)`);
-  }
-  return {
-    kind: 'parameter',
-    name,
-    ...(props.fingerprintKeyEncryptionKey === undefined
-      ? {}
-      : { encryptionKey: props.fingerprintKeyEncryptionKey }),
   };
 }
 

@@ -21,7 +21,8 @@ import {
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
-import { FUNCTION_ENTRIES, isAccountId, type ResolvedSettings } from '../settings.js';
+import { isAccountId } from '../external-resources.js';
+import { FUNCTION_ENTRIES, type ResolvedSettings } from '../settings.js';
 import { allowFieldKey, allowIndexQuery, allowTableItems, allowTableKey } from './grants.js';
 import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
