@@ -116,7 +116,8 @@ export interface ResetNotifierProps {
    * Callers in other accounts: 12-digit account ids or IAM role ARNs. The stack creates one
    * invoker role that trusts exactly these and may invoke exactly the API's routes; callers
    * assume it (stack output `ApiInvokerRoleArn`). HTTP APIs have no resource policy, so this is
-   * how another account gets in. @default - no invoker role
+   * how another account gets in. A role ARN must exist at deploy time (IAM validates principals).
+   * @default - no invoker role
    */
   readonly apiInvokerPrincipals?: readonly string[];
   /** Records per sender invocation (handled in parallel). @default 10 */
