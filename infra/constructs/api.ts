@@ -84,7 +84,8 @@ export class Api extends Construct {
     });
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: settings.logRetention,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept when the stack goes; removed if its first create rolls back (nothing logged yet).
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     this.stage = new HttpStage(this, 'Stage', {
       httpApi: this.httpApi,

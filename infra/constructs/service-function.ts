@@ -50,7 +50,8 @@ export class ServiceFunction extends NodejsFunction {
     });
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept when the stack goes; removed if its first create rolls back (nothing logged yet).
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     super(scope, id, {
       entry: props.entry,

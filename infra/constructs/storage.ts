@@ -52,7 +52,8 @@ export class Storage extends Construct {
     this.fieldKey = new Key(this, 'FieldKey', {
       description: 'reset-notifier: envelope key of the sensitive fields (phone number, params)',
       enableKeyRotation: true,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Retained once it may have sealed anything; removed if the stack's first create rolls back.
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
 
     this.fingerprintKeySource = props.fingerprintKey ?? { kind: 'generated' };
@@ -120,14 +121,15 @@ export class Storage extends Construct {
 /**
  * The fingerprint key when none is given: 64 random characters of [A-Za-z0-9] (valid base64, so
  * `decodeSecret` reads 48 bytes), encrypted under the table key: the functions that read it
- * already use that key, and the field key stays GenerateDataKey-only for the api. Retained with
- * the table: the destination fingerprints in the evidence are only comparable under the same key.
+ * already use that key, and the field key stays GenerateDataKey-only for the api. Retained like
+ * the table (the destination fingerprints in the evidence are only comparable under the same
+ * key), except when the stack's first create rolls back: then nothing was fingerprinted yet.
  */
 function generatedFingerprintKey(scope: Construct, key: Key): SecretRef {
   const secret = new Secret(scope, 'FingerprintKey', {
     description: 'reset-notifier: HMAC key of destination and payload fingerprints',
     encryptionKey: key,
-    removalPolicy: RemovalPolicy.RETAIN,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     generateSecretString: {
       passwordLength: 64,
       excludePunctuation: true,

@@ -41,9 +41,11 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
           LoggingConfig: { LogFormat: 'JSON' },
         });
         const logGroupId = referencedId((fn.LoggingConfig as { LogGroup: unknown }).LogGroup);
+        // Kept when the stack goes; removed if the first create rolls back.
         expect(resources[logGroupId as string]).toMatchObject({
           Type: 'AWS::Logs::LogGroup',
           Properties: { RetentionInDays: 90 },
+          DeletionPolicy: 'RetainExceptOnCreate',
         });
       }
     });

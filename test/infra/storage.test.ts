@@ -106,14 +106,15 @@ describe('storage: the notification table and its keys', () => {
     expect(fieldKeyId).not.toBe(tableKeyId);
     // Table key, field key, and the alarm topic's key (observability).
     template.resourceCountIs('AWS::KMS::Key', 3);
+    // Retained when the stack goes, deleted if its first create rolls back (nothing sealed yet).
     expect(template.toJSON().Resources[fieldKeyId as string]).toMatchObject({
       Type: 'AWS::KMS::Key',
       Properties: { EnableKeyRotation: true },
-      DeletionPolicy: 'Retain',
+      DeletionPolicy: 'RetainExceptOnCreate',
     });
   });
 
-  it('generates the fingerprint key as a secret under the table key, retained with the table', () => {
+  it('generates the fingerprint key as a secret under the table key, retained (except on a failed first create)', () => {
     // Prepare
     const tableKeyId = referencedId(
       (
@@ -133,7 +134,7 @@ describe('storage: the notification table and its keys', () => {
       ExcludePunctuation: true,
       IncludeSpace: false,
     });
-    expect(secret.resource.DeletionPolicy).toBe('Retain');
+    expect(secret.resource.DeletionPolicy).toBe('RetainExceptOnCreate');
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Array<{
       Properties: { Environment: { Variables: Record<string, unknown> } };
     }>;
