@@ -7,6 +7,7 @@ import {
   onlyResource,
   referencedId,
   SYNTH_TIMEOUT_MS,
+  statementsOfFunction,
   synthTemplate,
 } from './support.js';
 
@@ -162,6 +163,15 @@ describe('storage: the notification table and its keys', () => {
         }
       ).Variables;
     expect(envOf(withParameter).FINGERPRINT_KEY_PARAMETER).toBe('/team/fp-key');
+    const apiStatements = statementsOfFunction(
+      withParameter,
+      functionByDescription(withParameter, 'HTTP API').logicalId,
+    );
+    const parameterReads = apiStatements.filter((st) =>
+      JSON.stringify(st.Action).includes('ssm:GetParameter'),
+    );
+    expect(JSON.stringify(parameterReads.map((st) => st.Resource))).toContain(':parameter/team/fp-key');
+    expect(JSON.stringify(apiStatements)).not.toContain('secretsmanager:GetSecretValue');
     expect(envOf(withParameter).FINGERPRINT_KEY_SECRET_ARN).toBeUndefined();
     expect(envOf(withSecret).FINGERPRINT_KEY_SECRET_ARN).toBe(secretArn);
     expect(envOf(withSecret).FINGERPRINT_KEY_PARAMETER).toBeUndefined();
