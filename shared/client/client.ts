@@ -169,7 +169,11 @@ export function createResetNotifierClient(options: ResetNotifierClientOptions): 
       if (attempt >= maxAttempts || now() + wait >= deadline) break;
       await sleep(wait);
     }
-    if (last !== undefined && last.status === 429) return last;
+    // The service's own 429 (a destination's budget) is an outcome; API Gateway's throttling
+    // (429 without a code), like every other answer here, means the service stayed unavailable.
+    if (last !== undefined && last.status === 429 && errorBody(last)?.code === 'destination_rate_limited') {
+      return last;
+    }
     throw new ServiceUnavailableError(
       `${method} ${path}: the service stayed unavailable for ${attempt} attempt(s)`,
       attempt,

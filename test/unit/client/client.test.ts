@@ -150,6 +150,20 @@ describe('client retries: same Idempotency-Key, Retry-After honoured, bounded by
     expect(sleeps).toEqual([]);
   });
 
+  it('treats API Gateway throttling (429 without a code) that outlasts the retries as unavailable', async () => {
+    // Prepare
+    const throttled = { status: 429, body: { message: 'Too Many Requests' } };
+    const { client, calls } = scriptedClient([throttled, throttled, throttled], { maxAttempts: 3 });
+
+    // Act
+    const failure = await client.get('reset-1').catch((error: unknown) => error);
+
+    // Assess
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect(failure).toMatchObject({ attempts: 3, lastStatus: 429 });
+    expect(calls).toHaveLength(3);
+  });
+
   it('gives up with ServiceUnavailableError when 503s last until the token’s deadline', async () => {
     // Prepare
     const { client, calls, elapsed } = scriptedClient(
