@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    // The SDK warns that Node 20 support ends in 2027; the Lambda runtime is Node 22.
+    // The SDK warns that Node 20 support ends in 2027; the Lambda runtime is Node 24.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
       {

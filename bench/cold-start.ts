@@ -1,6 +1,6 @@
 /**
  * Section 3: cold start of each Lambda bundle. Each entry point is bundled the way the CDK stack
- * bundles it (infra/constructs/service-function.ts: esbuild, ESM, node22, minified, AWS SDK
+ * bundles it (infra/constructs/service-function.ts: esbuild, ESM, node24, minified, AWS SDK
  * bundled, createRequire banner, external source map without sources), then imported in fresh
  * `node` processes with the environment the function gets, round-robin across bundles.
  *
@@ -54,7 +54,7 @@ async function bundle(entry: Entry, outDir: string): Promise<Bundle> {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node22',
+    target: 'node24',
     minify: true,
     sourcemap: 'external',
     sourcesContent: false,
@@ -280,8 +280,8 @@ export async function runColdStart(options: ColdStartOptions): Promise<SectionRe
         },
       ],
       notes: [
-        'Bundled as infra/constructs/service-function.ts does (esbuild, format esm, target node22, minify, mainFields module,main, AWS SDK bundled, createRequire banner, external source map without sources). Lambda sets NODE_OPTIONS=--enable-source-maps; the first import column does too.',
-        `Imports run on this machine's Node ${process.version} (Lambda runs Node 22 on arm64), with the module-scope work the entry points do (config, keys, SDK clients). Endpoints point at a loopback listener that counted ${connections} connections.`,
+        'Bundled as infra/constructs/service-function.ts does (esbuild, format esm, target node24, minify, mainFields module,main, AWS SDK bundled, createRequire banner, external source map without sources). Lambda sets NODE_OPTIONS=--enable-source-maps; the first import column does too.',
+        `Imports run on this machine's Node ${process.version} (Lambda runs Node 24 on arm64), with the module-scope work the entry points do (config, keys, SDK clients). Endpoints point at a loopback listener that counted ${connections} connections.`,
       ],
       targets,
       data: {

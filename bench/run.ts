@@ -77,7 +77,7 @@ async function runSection(name: SectionName, endpoint: string, quick: boolean): 
 }
 
 async function main(): Promise<void> {
-  // The SDK warns once per client that Node 20 support ends in 2027; Lambda runs Node 22.
+  // The SDK warns once per client that Node 20 support ends in 2027; Lambda runs Node 24.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const options = parseOptions();
   const startedAt = new Date();

@@ -1,11 +1,12 @@
 /** Public surface for other CDK apps: `import { ResetNotifier } from 'reset-notifier/infra'`. */
 export { API_ROUTES, Api } from './constructs/api.js';
-export { LOG_METRICS, Observability } from './constructs/observability.js';
+export { LOG_METRICS, Observability, RECEIPT_SIGNATURE_FAILURES } from './constructs/observability.js';
 export { Pipeline } from './constructs/pipeline.js';
 export { ServiceFunction, type ServiceFunctionProps } from './constructs/service-function.js';
 export { Storage } from './constructs/storage.js';
 export { functionEnvironment, ResetNotifier, SERVICE_NAME } from './reset-notifier.js';
 export type {
+  FingerprintKeySource,
   FunctionCodeSettings,
   ProviderSettings,
   ResetNotifierProps,

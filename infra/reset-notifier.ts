@@ -19,8 +19,8 @@ export const SERVICE_NAME = 'reset-notifier';
  * sender, reconciler), HTTP API (IAM auth) and observability (alarms, dashboard). Drop it into
  * any stack; every prop has a default (see {@link ResetNotifierProps}).
  *
- * Before the first deploy, create the fingerprint key parameter (SecureString, at least 32
- * random bytes, hex or base64) named by `fingerprintKeyParameterName`; see the README, section Deploy.
+ * Nothing has to exist before the first deploy: the fingerprint key is generated unless one is
+ * given (see `docs/deploy.md`).
  */
 export class ResetNotifier extends Construct {
   readonly settings: ResolvedSettings;
@@ -32,7 +32,7 @@ export class ResetNotifier extends Construct {
   constructor(scope: Construct, id: string, props: ResetNotifierProps = {}) {
     super(scope, id);
     this.settings = resolveSettings(this, props);
-    this.storage = new Storage(this, 'Storage');
+    this.storage = new Storage(this, 'Storage', { fingerprintKey: this.settings.fingerprintKey });
     this.pipeline = new Pipeline(this, 'Pipeline', {
       settings: this.settings,
       storage: this.storage,
@@ -78,7 +78,7 @@ export function functionEnvironment(
     PROVIDER: provider.kind,
     CIPHER: 'kms',
     KMS_KEY_ID: storage.fieldKey.keyArn,
-    FINGERPRINT_KEY_PARAMETER: settings.fingerprintKeyParameterName,
+    ...storage.fingerprintKeyEnvironment,
     EVIDENCE_RETENTION_DAYS: String(settings.evidenceRetentionDays),
     MAX_EXPIRY_HOURS: String(settings.maxExpiryHours),
     DISPATCH_MARGIN_SECONDS: seconds(timing.dispatchMargin),

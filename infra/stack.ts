@@ -1,5 +1,4 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
-import { Role } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -35,6 +34,17 @@ export class ResetNotifierStack extends Stack {
     new CfnOutput(this, 'DispatchDeadLetterQueueUrl', { value: pipeline.dispatchDeadLetterQueue.queueUrl });
     new CfnOutput(this, 'FieldKeyArn', { value: storage.fieldKey.keyArn });
     new CfnOutput(this, 'DashboardName', { value: observability.dashboard.dashboardName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: observability.alarmTopic.topicArn });
+    if (api.invokerRole !== undefined) {
+      new CfnOutput(this, 'ApiInvokerRoleArn', {
+        value: api.invokerRole.roleArn,
+        description:
+          'Role callers in other accounts assume to call the API (execute-api:Invoke on its routes)',
+      });
+    }
+    if (storage.fingerprintKeySecret !== undefined) {
+      new CfnOutput(this, 'FingerprintKeySecretArn', { value: storage.fingerprintKeySecret.secretArn });
+    }
   }
 }
 
@@ -52,6 +62,9 @@ export const CONTEXT_KEYS = {
   allowedDestinations: 'reset-notifier:allowedDestinations',
   fingerprintKeyParameter: 'reset-notifier:fingerprintKeyParameter',
   alarmTopicArn: 'reset-notifier:alarmTopicArn',
+  /** Comma-separated account ids or role ARNs trusted by the invoker role (callers in other accounts). */
+  apiInvokerPrincipals: 'reset-notifier:apiInvokerPrincipals',
+  /** @deprecated Older name of `apiInvokerPrincipals`; read the same way. */
   apiInvokerRoleArns: 'reset-notifier:apiInvokerRoleArns',
   destinationLimits: 'reset-notifier:destinationLimits',
   countryLimits: 'reset-notifier:countryLimits',
@@ -59,6 +72,9 @@ export const CONTEXT_KEYS = {
   allowedDestinationCountries: 'reset-notifier:allowedDestinationCountries',
   resetUrlHosts: 'reset-notifier:resetUrlHosts',
   maxSmsSegments: 'reset-notifier:maxSmsSegments',
+  fingerprintKeySecretArn: 'reset-notifier:fingerprintKeySecretArn',
+  alarmEmail: 'reset-notifier:alarmEmail',
+  reconcilerReservedConcurrency: 'reset-notifier:reconcilerReservedConcurrency',
 } as const;
 
 /**
@@ -131,9 +147,10 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     ...(hosts.length === 0 ? {} : { resetUrlHosts: hosts }),
     ...(segments === undefined ? {} : { maxSmsSegments: segments }),
   };
-  const invokers = list(CONTEXT_KEYS.apiInvokerRoleArns).map((arn, i) =>
-    Role.fromRoleArn(stack, `ApiInvoker${i}`, arn, { mutable: true }),
-  );
+  const invokers = [...list(CONTEXT_KEYS.apiInvokerPrincipals), ...list(CONTEXT_KEYS.apiInvokerRoleArns)];
+  const secretArn = get(CONTEXT_KEYS.fingerprintKeySecretArn);
+  const alarmEmail = get(CONTEXT_KEYS.alarmEmail);
+  const reserved = number(CONTEXT_KEYS.reconcilerReservedConcurrency);
   return {
     provider,
     ...(retentionDays === undefined ? {} : { evidenceRetention: Duration.days(retentionDays) }),
@@ -141,7 +158,14 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     ...(parameter === undefined ? {} : { fingerprintKeyParameterName: parameter }),
     ...(topicArn === undefined ? {} : { alarmTopic: Topic.fromTopicArn(stack, 'AlarmTopic', topicArn) }),
     ...(allowed.length === 0 ? {} : { allowedDestinations: allowed }),
-    ...(invokers.length === 0 ? {} : { apiInvokers: invokers }),
     ...(Object.keys(abuseLimits).length === 0 ? {} : { abuseLimits }),
+    ...(invokers.length === 0 ? {} : { apiInvokerPrincipals: invokers }),
+    ...(secretArn === undefined
+      ? {}
+      : {
+          fingerprintKeySecret: Secret.fromSecretCompleteArn(stack, 'FingerprintKeySecret', secretArn),
+        }),
+    ...(alarmEmail === undefined ? {} : { alarmEmail }),
+    ...(reserved === undefined ? {} : { reconcilerReservedConcurrency: reserved }),
   };
 }

@@ -1,4 +1,4 @@
-// The SDK warns that Node 20 support ends in 2027; Lambda runs Node 22. Locally the warning is noise.
+// The SDK warns that Node 20 support ends in 2027; Lambda runs Node 24. Locally the warning is noise.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { parseArgs } from 'node:util';

@@ -54,9 +54,10 @@ export interface ServiceConfig {
   readonly cipher: 'local' | 'kms';
   readonly localDataKey?: string;
   readonly kmsKeyId?: string;
-  /** Fingerprint key: inline hex/base64 (local) or an SSM SecureString parameter name (AWS). */
+  /** Fingerprint key: inline hex/base64 (local), an SSM SecureString parameter name or a Secrets Manager secret ARN (AWS). */
   readonly fingerprintKey?: string;
   readonly fingerprintKeyParameter?: string;
+  readonly fingerprintKeySecretArn?: string;
   readonly evidenceRetentionDays: number;
   readonly maxExpiryHours: number;
   readonly policy: DispatchPolicy;
@@ -130,6 +131,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('kmsKeyId', env.KMS_KEY_ID),
     ...opt('fingerprintKey', env.FINGERPRINT_KEY),
     ...opt('fingerprintKeyParameter', env.FINGERPRINT_KEY_PARAMETER),
+    ...opt('fingerprintKeySecretArn', env.FINGERPRINT_KEY_SECRET_ARN),
     evidenceRetentionDays: num(env, 'EVIDENCE_RETENTION_DAYS', 400),
     maxExpiryHours: num(env, 'MAX_EXPIRY_HOURS', 24),
     policy: {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type CfnElement, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   HttpApi,
@@ -10,18 +10,21 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import {
+  AccountPrincipal,
+  ArnPrincipal,
+  CompositePrincipal,
+  type IGrantable,
+  type IPrincipal,
+  Role,
+} from 'aws-cdk-lib/aws-iam';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { isAccountId } from '../external-resources.js';
 import { FUNCTION_ENTRIES, type ResolvedSettings } from '../settings.js';
-import {
-  allowFieldKey,
-  allowIndexQuery,
-  allowParameterRead,
-  allowTableItems,
-  allowTableKey,
-} from './grants.js';
+import { allowFieldKey, allowIndexQuery, allowTableItems, allowTableKey } from './grants.js';
+import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
 import type { Storage } from './storage.js';
 
@@ -38,6 +41,7 @@ export const API_ROUTES: ReadonlyArray<{ readonly method: HttpMethod; readonly p
   { method: HttpMethod.GET, path: '/v1/notifications' },
   { method: HttpMethod.GET, path: '/v1/notifications/{idempotency_key}' },
   { method: HttpMethod.GET, path: '/v1/notifications/{idempotency_key}/evidence' },
+  { method: HttpMethod.GET, path: '/v1/openapi.json' },
 ];
 
 /**
@@ -50,6 +54,8 @@ export class Api extends Construct {
   readonly handler: ServiceFunction;
   readonly routes: readonly HttpRoute[];
   readonly accessLogs: LogGroup;
+  /** The role callers in other accounts assume (only when `apiInvokerPrincipals` is set). */
+  readonly invokerRole?: Role;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -70,12 +76,7 @@ export class Api extends Construct {
     allowIndexQuery(this.handler, storage.table, [TableSchema.byEventIndex.name]);
     allowTableKey(this.handler, storage.tableKey, 'write');
     allowFieldKey(this.handler, storage.fieldKey, 'kms:GenerateDataKey');
-    allowParameterRead(
-      this,
-      this.handler,
-      settings.fingerprintKeyParameterName,
-      settings.fingerprintKeyEncryptionKey,
-    );
+    storage.grantFingerprintKeyRead(this.handler);
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
       description: 'reset-notifier: password-reset SMS, sent exactly once',
@@ -84,7 +85,8 @@ export class Api extends Construct {
     });
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: settings.logRetention,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept when the stack goes; removed if its first create rolls back (nothing logged yet).
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     this.stage = new HttpStage(this, 'Stage', {
       httpApi: this.httpApi,
@@ -115,6 +117,27 @@ export class Api extends Construct {
       this.httpApi.addRoutes({ path: route.path, methods: [route.method], integration }),
     );
     for (const grantee of settings.apiInvokers) this.grantInvoke(grantee);
+    if (settings.apiInvokerPrincipals.length > 0) {
+      this.invokerRole = this.createInvokerRole(settings.apiInvokerPrincipals);
+    }
+  }
+
+  /**
+   * The cross-account invoker role: trusted by exactly `principals` (accounts or role ARNs), and
+   * allowed nothing but `execute-api:Invoke` on this API's routes.
+   */
+  private createInvokerRole(principals: readonly string[]): Role {
+    const trusted: IPrincipal[] = principals.map((p) =>
+      isAccountId(p) ? new AccountPrincipal(p) : new ArnPrincipal(p),
+    );
+    const role = new Role(this, 'InvokerRole', {
+      assumedBy: new CompositePrincipal(...trusted),
+      description: 'reset-notifier: callers in other accounts assume this role to call the HTTP API',
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.grantInvoke(role);
+    acknowledgeRouteWildcards(this, role);
+    return role;
   }
 
   /** The stage URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com/`. */
@@ -125,5 +148,21 @@ export class Api extends Construct {
   /** Grants `execute-api:Invoke` on every route of the API (for SigV4-signed callers). */
   grantInvoke(grantee: IGrantable): void {
     for (const route of this.routes) route.grantInvoke(grantee);
+  }
+}
+
+/**
+ * Route grants name `<api>/<any stage>/<METHOD><path>`, path parameters as `*` (IAM has no finer
+ * match for them); each such resource is acknowledged on the grantee's policy, one finding each.
+ */
+function acknowledgeRouteWildcards(api: Api, grantee: Role): void {
+  const apiId = Stack.of(api).getLogicalId(api.httpApi.node.defaultChild as CfnElement);
+  for (const route of API_ROUTES) {
+    const path = route.path.replace(/\{.*?\}.*/, '*');
+    acknowledge(
+      grantee,
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/*/${route.method}${path}]`,
+      'One route of this API: any stage, and "*" only where the route has a path parameter (the idempotency key).',
+    );
   }
 }

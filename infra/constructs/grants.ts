@@ -1,13 +1,18 @@
 import { Arn, ArnFormat, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { KMS_ENCRYPTION_CONTEXT } from '../../shared/adapters/kms-cipher.js';
 
 /** The part of a table the grants need (CDK's `ITableV2` is not `exactOptionalPropertyTypes`-clean). */
 export interface TableRef {
   readonly tableArn: string;
+}
+
+/** The part of a secret the grants need (CDK's `Secret` is not `exactOptionalPropertyTypes`-clean). */
+export interface SecretRef {
+  readonly secretArn: string;
+  readonly encryptionKey?: IKey | undefined;
 }
 
 /**
@@ -111,7 +116,7 @@ export function allowParameterRead(
 }
 
 /** `secretsmanager:GetSecretValue` on one secret (and its key through Secrets Manager, if it has one). */
-export function allowSecretRead(scope: Construct, grantee: iam.IGrantable, secret: ISecret): void {
+export function allowSecretRead(scope: Construct, grantee: iam.IGrantable, secret: SecretRef): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }),
   );

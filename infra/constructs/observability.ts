@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   Alarm,
   AlarmStatusWidget,
@@ -13,11 +13,16 @@ import {
   Unit,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import { FilterPattern, type IFilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import type { ResolvedSettings } from '../settings.js';
 import type { Api } from './api.js';
 import type { Pipeline } from './pipeline.js';
+import type { ServiceFunction } from './service-function.js';
 
 /** Props of {@link Observability}. */
 export interface ObservabilityProps {
@@ -45,198 +50,355 @@ export const LOG_METRICS = {
 
 const FIVE_MINUTES = Duration.minutes(5);
 
+/** Published by the receipts handler (one per callback whose signature did not verify). */
+export const RECEIPT_SIGNATURE_FAILURES = 'ReceiptSignatureFailures';
+/** API p99 latency that pages (admission is one KMS call and one conditional write). */
+export const API_LATENCY_P99_ALARM = Duration.seconds(1);
+/** API 5xx responses per 5 minutes that page (503s under throttling are expected in small numbers). */
+export const API_SERVER_ERRORS_ALARM = 5;
+/** Callbacks per 5 minutes failing their signature that page (a wrong token or URL, or a forger). */
+export const RECEIPT_SIGNATURE_FAILURES_ALARM = 5;
+
+/** How one alarm compares and how it treats silence. */
+interface AlarmOptions {
+  readonly comparison?: ComparisonOperator;
+  readonly missing?: TreatMissingData;
+  readonly periods?: number;
+}
+
 /**
  * Alarms and a dashboard for what an operator must notice: dead letters, unknown outcomes that
- * stay unknown, a forwarder falling behind the stream, sender and reconciler failures, and a
- * provider that starts answering ambiguously.
+ * stay unknown, a forwarder falling behind the stream, function errors and throttles, API 5xx and
+ * latency, a dispatch queue that stops draining, forged or misconfigured receipts, and SMS spend.
+ * Every alarm notifies the alarm topic (created here unless one is given) on alarm and recovery.
  */
 export class Observability extends Construct {
   readonly dashboard: Dashboard;
   readonly alarms: Readonly<Record<string, Alarm>>;
+  /** Where every alarm notifies: the given topic, or one created here (encrypted, TLS only). */
+  readonly alarmTopic: ITopic;
+  private readonly namespace: string;
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
     const { settings, pipeline, api } = props;
-    const namespace = settings.metricsNamespace;
-
-    const logMetric = (
-      logGroup: ILogGroup,
-      metricName: string,
-      pattern: ReturnType<typeof FilterPattern.all>,
-      metricValue: string,
-      unit: Unit,
-    ): void => {
-      new MetricFilter(this, `${metricName}Filter`, {
-        logGroup,
-        metricNamespace: namespace,
-        metricName,
-        filterPattern: pattern,
-        metricValue,
-        unit,
-      });
+    this.namespace = settings.metricsNamespace;
+    this.alarmTopic = settings.alarmTopic ?? this.createAlarmTopic(settings.alarmEmail);
+    this.createLogMetrics(pipeline, api);
+    const m = this.serviceMetrics(pipeline);
+    this.alarms = {
+      ...this.queueAlarms(settings, pipeline),
+      ...this.functionAlarms(settings, pipeline, api, m),
+      ...this.apiAlarms(api),
+      ...this.providerAlarms(settings, m),
     };
+    this.dashboard = this.createDashboard(pipeline, api, m);
+  }
+
+  /** An encrypted topic CloudWatch may publish to (its key policy lets the alarms encrypt). */
+  private createAlarmTopic(email: string | undefined): ITopic {
+    const key = new Key(this, 'AlarmTopicKey', {
+      description: 'reset-notifier: encrypts the alarm topic',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+    key.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        resources: ['*'],
+      }),
+    );
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: 'reset-notifier alarms',
+      masterKey: key,
+      enforceSSL: true,
+    });
+    if (email !== undefined) topic.addSubscription(new EmailSubscription(email));
+    return topic;
+  }
+
+  /** One metric filter on a function's JSON log (see {@link LOG_METRICS}). */
+  private logMetric(
+    logGroup: ILogGroup,
+    metricName: string,
+    pattern: IFilterPattern,
+    metricValue: string,
+    unit: Unit,
+  ): void {
+    new MetricFilter(this, `${metricName}Filter`, {
+      logGroup,
+      metricNamespace: this.namespace,
+      metricName,
+      filterPattern: pattern,
+      metricValue,
+      unit,
+    });
+  }
+
+  private createLogMetrics(pipeline: Pipeline, api: Api): void {
     const is = (field: string, value: string) => FilterPattern.stringValue(`$.${field}`, '=', value);
-    const senderLogs = pipeline.sender.serviceLogGroup;
-    const reconcilerLogs = pipeline.reconciler.serviceLogGroup;
-    logMetric(
-      senderLogs,
-      LOG_METRICS.providerSends,
-      FilterPattern.all(is('message', 'dispatch'), is('kind', 'sent')),
-      '1',
-      Unit.COUNT,
-    );
-    logMetric(
-      senderLogs,
+    const sender = pipeline.sender.serviceLogGroup;
+    const reconciler = pipeline.reconciler.serviceLogGroup;
+    const sent = [is('message', 'dispatch'), is('kind', 'sent')];
+    this.logMetric(sender, LOG_METRICS.providerSends, FilterPattern.all(...sent), '1', Unit.COUNT);
+    this.logMetric(
+      sender,
       LOG_METRICS.providerUnknownOutcomes,
-      FilterPattern.all(is('message', 'dispatch'), is('kind', 'sent'), is('outcome', 'unknown')),
+      FilterPattern.all(...sent, is('outcome', 'unknown')),
       '1',
       Unit.COUNT,
     );
-    logMetric(
-      senderLogs,
+    this.logMetric(
+      sender,
       LOG_METRICS.senderRecordFailures,
       FilterPattern.all(is('message', 'dispatch failed')),
       '1',
       Unit.COUNT,
     );
-    logMetric(
-      reconcilerLogs,
+    const reconciled = FilterPattern.all(is('message', 'reconciled'));
+    this.logMetric(
+      reconciler,
       LOG_METRICS.oldestDispatchUnknownAge,
-      FilterPattern.all(is('message', 'reconciled')),
+      reconciled,
       '$.oldestUnknownAgeMs',
       Unit.MILLISECONDS,
     );
-    logMetric(
-      reconcilerLogs,
-      LOG_METRICS.reconcileItemErrors,
-      FilterPattern.all(is('message', 'reconciled')),
-      '$.errors',
-      Unit.COUNT,
-    );
-    logMetric(
+    this.logMetric(reconciler, LOG_METRICS.reconcileItemErrors, reconciled, '$.errors', Unit.COUNT);
+    this.logMetric(
       api.handler.serviceLogGroup,
       LOG_METRICS.admissionRefusals,
       FilterPattern.all(is('message', 'admission refused')),
       '1',
       Unit.COUNT,
     );
-    const serviceMetric = (metricName: string, statistic: 'Sum' | 'Maximum') =>
-      new Metric({ namespace, metricName, statistic, period: FIVE_MINUTES });
+  }
 
-    const sends = serviceMetric(LOG_METRICS.providerSends, 'Sum');
-    const unknowns = serviceMetric(LOG_METRICS.providerUnknownOutcomes, 'Sum');
-    const unknownRate = new MathExpression({
-      label: 'Unknown provider outcomes (% of sends)',
-      expression: 'IF(sends > 0, 100 * FILL(unknowns, 0) / sends, 0)',
-      usingMetrics: { sends, unknowns },
-      period: FIVE_MINUTES,
-    });
-    const oldestUnknownAge = serviceMetric(LOG_METRICS.oldestDispatchUnknownAge, 'Maximum');
-    const senderFailures = new MathExpression({
-      label: 'Sender errors (invocations + records)',
-      expression: 'FILL(invocationErrors, 0) + FILL(recordFailures, 0)',
-      usingMetrics: {
-        invocationErrors: pipeline.sender.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
-        recordFailures: serviceMetric(LOG_METRICS.senderRecordFailures, 'Sum'),
-      },
-      period: FIVE_MINUTES,
-    });
-    const reconcilerFailures = new MathExpression({
-      label: 'Reconciler failures (invocations + items)',
-      expression: 'FILL(invocationErrors, 0) + FILL(itemErrors, 0)',
-      usingMetrics: {
-        invocationErrors: pipeline.reconciler.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
-        itemErrors: serviceMetric(LOG_METRICS.reconcileItemErrors, 'Sum'),
-      },
-      period: FIVE_MINUTES,
-    });
-    const iteratorAge = pipeline.forwarder.metric('IteratorAge', {
-      statistic: 'Maximum',
-      period: FIVE_MINUTES,
-    });
-    const stalledWindow = Duration.minutes(Math.max(5, 3 * settings.reconcileSchedule.toMinutes()));
+  private serviceMetric(metricName: string, statistic: 'Sum' | 'Maximum'): Metric {
+    return new Metric({ namespace: this.namespace, metricName, statistic, period: FIVE_MINUTES });
+  }
 
-    const alarm = (
-      name: string,
-      description: string,
-      metric: IMetric,
-      threshold: number,
-      options: {
-        comparison?: ComparisonOperator;
-        missing?: TreatMissingData;
-        periods?: number;
-      } = {},
-    ): Alarm => {
-      const created = new Alarm(this, name, {
-        alarmDescription: `reset-notifier: ${description}`,
-        metric,
-        threshold,
-        evaluationPeriods: options.periods ?? 1,
-        datapointsToAlarm: options.periods ?? 1,
-        comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
+  /** The derived series the alarms and the dashboard share. */
+  private serviceMetrics(pipeline: Pipeline) {
+    const sends = this.serviceMetric(LOG_METRICS.providerSends, 'Sum');
+    const unknowns = this.serviceMetric(LOG_METRICS.providerUnknownOutcomes, 'Sum');
+    const sumOf = (label: string, invocationErrors: IMetric, other: IMetric) =>
+      new MathExpression({
+        label,
+        expression: 'FILL(invocationErrors, 0) + FILL(other, 0)',
+        usingMetrics: { invocationErrors, other },
+        period: FIVE_MINUTES,
       });
-      if (settings.alarmTopic !== undefined) {
-        created.addAlarmAction(new SnsAction(settings.alarmTopic));
-        created.addOkAction(new SnsAction(settings.alarmTopic));
-      }
-      return created;
+    const errorsOf = (fn: ServiceFunction) => fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' });
+    return {
+      sends,
+      unknowns,
+      unknownRate: new MathExpression({
+        label: 'Unknown provider outcomes (% of sends)',
+        expression: 'IF(sends > 0, 100 * FILL(unknowns, 0) / sends, 0)',
+        usingMetrics: { sends, unknowns },
+        period: FIVE_MINUTES,
+      }),
+      oldestUnknownAge: this.serviceMetric(LOG_METRICS.oldestDispatchUnknownAge, 'Maximum'),
+      senderFailures: sumOf(
+        'Sender errors (invocations + records)',
+        errorsOf(pipeline.sender),
+        this.serviceMetric(LOG_METRICS.senderRecordFailures, 'Sum'),
+      ),
+      reconcilerFailures: sumOf(
+        'Reconciler failures (invocations + items)',
+        errorsOf(pipeline.reconciler),
+        this.serviceMetric(LOG_METRICS.reconcileItemErrors, 'Sum'),
+      ),
+      iteratorAge: pipeline.forwarder.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
     };
+  }
 
-    this.alarms = {
-      dispatchDeadLetters: alarm(
+  /** One alarm that notifies the alarm topic on alarm and on recovery. */
+  private alarm(
+    name: string,
+    description: string,
+    metric: IMetric,
+    threshold: number,
+    options: AlarmOptions = {},
+  ): Alarm {
+    const created = new Alarm(this, name, {
+      alarmDescription: `reset-notifier: ${description}`,
+      metric,
+      threshold,
+      evaluationPeriods: options.periods ?? 1,
+      datapointsToAlarm: options.periods ?? 1,
+      comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
+    });
+    created.addAlarmAction(new SnsAction(this.alarmTopic));
+    created.addOkAction(new SnsAction(this.alarmTopic));
+    return created;
+  }
+
+  /** Dead letters, failed stream records, and a dispatch queue that stops draining. */
+  private queueAlarms(settings: ResolvedSettings, pipeline: Pipeline): Record<string, Alarm> {
+    const depth = (queue: Pipeline['dispatchQueue']) =>
+      queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: Duration.minutes(1) });
+    return {
+      dispatchDeadLetters: this.alarm(
         'DispatchDeadLetters',
         'dispatch messages reached the dead-letter queue (the reconciler re-drives their commands; check the sender logs)',
-        pipeline.dispatchDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
-          statistic: 'Maximum',
-          period: Duration.minutes(1),
-        }),
+        depth(pipeline.dispatchDeadLetterQueue),
         0,
       ),
-      forwarderFailures: alarm(
+      forwarderFailures: this.alarm(
         'ForwarderFailures',
         'stream records reached the forwarder failure queue',
-        pipeline.forwarderFailureQueue.metricApproximateNumberOfMessagesVisible({
+        depth(pipeline.forwarderFailureQueue),
+        0,
+      ),
+      dispatchQueueAge: this.alarm(
+        'DispatchQueueAge',
+        'the oldest dispatch message waits longer than the queue safety net (sender throttled, failing or disabled)',
+        pipeline.dispatchQueue.metricApproximateAgeOfOldestMessage({
           statistic: 'Maximum',
           period: Duration.minutes(1),
         }),
+        settings.timing.queueSafetyNet.toSeconds(),
+        { periods: 3 },
+      ),
+    };
+  }
+
+  /** Errors and throttles of every function; the reconciler also when it stops running. */
+  private functionAlarms(
+    settings: ResolvedSettings,
+    pipeline: Pipeline,
+    api: Api,
+    m: ReturnType<Observability['serviceMetrics']>,
+  ): Record<string, Alarm> {
+    const functions = {
+      Api: api.handler,
+      Forwarder: pipeline.forwarder,
+      Sender: pipeline.sender,
+      Reconciler: pipeline.reconciler,
+    };
+    const stalledWindow = Duration.minutes(Math.max(5, 3 * settings.reconcileSchedule.toMinutes()));
+    const alarms: Record<string, Alarm> = {
+      apiErrors: this.alarm(
+        'ApiErrors',
+        'the api function failed invocations (callers saw a 500)',
+        api.handler.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
         0,
       ),
-      oldestDispatchUnknown: alarm(
-        'OldestDispatchUnknown',
-        'a dispatch_unknown command stays unresolved (provider lookups inconclusive)',
-        oldestUnknownAge,
-        settings.dispatchUnknownAgeAlarm.toMilliseconds(),
+      forwarderErrors: this.alarm(
+        'ForwarderErrors',
+        'the forwarder failed invocations (stream records are retried, then sent to its failure queue)',
+        pipeline.forwarder.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        0,
       ),
-      forwarderIteratorAge: alarm(
-        'ForwarderIteratorAge',
-        'the forwarder falls behind the table stream',
-        iteratorAge,
-        Duration.minutes(2).toMilliseconds(),
+      senderErrors: this.alarm(
+        'SenderErrors',
+        'the sender failed invocations or records',
+        m.senderFailures,
+        0,
       ),
-      senderErrors: alarm('SenderErrors', 'the sender failed invocations or records', senderFailures, 0),
-      reconcilerFailures: alarm(
+      reconcilerFailures: this.alarm(
         'ReconcilerFailures',
         'the reconciler failed a pass or items',
-        reconcilerFailures,
+        m.reconcilerFailures,
         0,
       ),
-      reconcilerStalled: alarm(
+      forwarderIteratorAge: this.alarm(
+        'ForwarderIteratorAge',
+        'the forwarder falls behind the table stream',
+        m.iteratorAge,
+        Duration.minutes(2).toMilliseconds(),
+      ),
+      reconcilerStalled: this.alarm(
         'ReconcilerStalled',
         'the reconciler has not run (schedule disabled or throttled)',
         pipeline.reconciler.metricInvocations({ statistic: 'Sum', period: stalledWindow }),
         1,
         { comparison: ComparisonOperator.LESS_THAN_THRESHOLD, missing: TreatMissingData.BREACHING },
       ),
-      providerUnknownRate: alarm(
+    };
+    for (const [name, fn] of Object.entries(functions)) {
+      alarms[`${name.charAt(0).toLowerCase()}${name.slice(1)}Throttles`] = this.alarm(
+        `${name}Throttles`,
+        `the ${name.toLowerCase()} function is throttled (account or reserved concurrency exhausted)`,
+        fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        0,
+      );
+    }
+    return alarms;
+  }
+
+  /** API 5xx and p99 latency (API Gateway's own metrics: what callers saw). */
+  private apiAlarms(api: Api): Record<string, Alarm> {
+    return {
+      apiServerErrors: this.alarm(
+        'ApiServerErrors',
+        `the API answered more than ${API_SERVER_ERRORS_ALARM} 5xx in 5 minutes`,
+        api.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        API_SERVER_ERRORS_ALARM,
+      ),
+      apiLatency: this.alarm(
+        'ApiLatencyP99',
+        `API p99 latency above ${API_LATENCY_P99_ALARM.toMilliseconds()} ms for 15 minutes`,
+        api.httpApi.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+        API_LATENCY_P99_ALARM.toMilliseconds(),
+        { periods: 3 },
+      ),
+    };
+  }
+
+  /** Outcomes the provider left unknown, forged or misconfigured receipts, and SMS spend. */
+  private providerAlarms(
+    settings: ResolvedSettings,
+    m: ReturnType<Observability['serviceMetrics']>,
+  ): Record<string, Alarm> {
+    const alarms: Record<string, Alarm> = {
+      oldestDispatchUnknown: this.alarm(
+        'OldestDispatchUnknown',
+        'a dispatch_unknown command stays unresolved (provider lookups inconclusive)',
+        m.oldestUnknownAge,
+        settings.dispatchUnknownAgeAlarm.toMilliseconds(),
+      ),
+      providerUnknownRate: this.alarm(
         'ProviderUnknownRate',
         `more than ${settings.unknownOutcomeRateAlarmPercent}% of provider calls end with an unknown outcome`,
-        unknownRate,
+        m.unknownRate,
         settings.unknownOutcomeRateAlarmPercent,
         { periods: 2 },
       ),
+      receiptSignatureFailures: this.alarm(
+        'ReceiptSignatureFailures',
+        `more than ${RECEIPT_SIGNATURE_FAILURES_ALARM} delivery receipts in 5 minutes failed their signature check (wrong auth token or public URL, or forged callbacks)`,
+        this.serviceMetric(RECEIPT_SIGNATURE_FAILURES, 'Sum'),
+        RECEIPT_SIGNATURE_FAILURES_ALARM,
+      ),
     };
+    if (settings.provider.kind === 'sns') {
+      alarms.smsSpend = this.alarm(
+        'SmsSpend',
+        `SNS SMS spend this month passed ${settings.smsSpendAlarmUsd} USD (SNS stops sending at the account's spend limit)`,
+        new Metric({
+          namespace: 'AWS/SNS',
+          metricName: 'SMSMonthToDateSpentUSD',
+          statistic: 'Maximum',
+          period: FIVE_MINUTES,
+        }),
+        settings.smsSpendAlarmUsd,
+      );
+    }
+    return alarms;
+  }
 
+  private createDashboard(
+    pipeline: Pipeline,
+    api: Api,
+    m: ReturnType<Observability['serviceMetrics']>,
+  ): Dashboard {
+    const { sends, unknowns, unknownRate, oldestUnknownAge, iteratorAge } = m;
     const fn = {
       forwarder: pipeline.forwarder,
       sender: pipeline.sender,
@@ -244,8 +406,8 @@ export class Observability extends Construct {
       api: api.handler,
     };
     const width = 8;
-    this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    this.dashboard.addWidgets(
+    const dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    dashboard.addWidgets(
       new TextWidget({
         markdown:
           '# reset-notifier\nStates and evidence per key: `GET /v1/notifications/{key}` and `/evidence` (SigV4).',
@@ -253,10 +415,10 @@ export class Observability extends Construct {
         height: 2,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new AlarmStatusWidget({ title: 'Alarms', alarms: Object.values(this.alarms), width: 24, height: 4 }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'API requests and errors',
         left: [api.httpApi.metricCount({ period: FIVE_MINUTES })],
@@ -278,7 +440,7 @@ export class Observability extends Construct {
         width,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Dispatch queue',
         left: [
@@ -303,7 +465,7 @@ export class Observability extends Construct {
         width,
       }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Function errors',
         left: Object.values(fn).map((f) => f.metricErrors({ period: FIVE_MINUTES })),
@@ -320,5 +482,6 @@ export class Observability extends Construct {
         width,
       }),
     );
+    return dashboard;
   }
 }

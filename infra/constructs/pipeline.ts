@@ -14,7 +14,6 @@ import { FUNCTION_ENTRIES, type ResolvedSettings, snsDeliveryLogGroups } from '.
 import {
   allowFieldKey,
   allowIndexQuery,
-  allowParameterRead,
   allowSecretRead,
   allowStreamRead,
   allowTableItems,
@@ -103,13 +102,7 @@ export class Pipeline extends Construct {
         new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.dispatchQueue.queueArn] }),
       );
     // The shared composition root loads the fingerprint key when a container starts.
-    const allowFingerprintKey = (fn: ServiceFunction) =>
-      allowParameterRead(
-        this,
-        fn,
-        settings.fingerprintKeyParameterName,
-        settings.fingerprintKeyEncryptionKey,
-      );
+    const allowFingerprintKey = (fn: ServiceFunction) => storage.grantFingerprintKeyRead(fn);
 
     // Forwarder: table stream -> dispatch queue.
     this.forwarder = new ServiceFunction(this, 'Forwarder', {
@@ -185,11 +178,13 @@ export class Pipeline extends Construct {
       description: 'reset-notifier: reconciles unknown outcomes and expiries (never sends)',
       timeout: Duration.seconds(90),
       environment: this.environment,
-      // Two passes at once would race each other over the same items.
-      reservedConcurrentExecutions: 1,
+      // Opt-in only: overlapping passes are safe because every write is conditional on the
+      // item's state and version (a lost race is a returned `stale`, never a second send).
+      ...(settings.reconcilerReservedConcurrency === undefined
+        ? {}
+        : { reservedConcurrentExecutions: settings.reconcilerReservedConcurrency }),
     });
-    // A tick that finds the previous pass still running is throttled; drop it after a minute
-    // rather than queueing stale ticks.
+    // A tick that cannot run (throttled) is dropped after a minute rather than queued stale.
     this.reconciler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
     this.reconcileRule = new Rule(this, 'ReconcileSchedule', {
       description: 'reset-notifier: one reconciliation pass',

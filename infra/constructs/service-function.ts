@@ -20,7 +20,7 @@ export interface ServiceFunctionProps {
   readonly projectRoot: string;
   /** The lock file of that package (part of the bundle's asset hash). */
   readonly depsLockFilePath: string;
-  /** `1` for the reconciler, which must never overlap itself. */
+  /** Reserved concurrency; unset (the default) reserves none of the account's pool. */
   readonly reservedConcurrentExecutions?: number;
   /**
    * Why the role needs a `"*"` resource besides X-Ray (e.g. `sns:Publish` to phone numbers); the
@@ -30,7 +30,7 @@ export interface ServiceFunctionProps {
 }
 
 /**
- * The service's one Lambda flavour: Node.js 22 on ARM64, an ESM bundle built by the local esbuild
+ * The service's one Lambda flavour: Node.js 24 on ARM64, an ESM bundle built by the local esbuild
  * (never Docker), minified with source maps, active tracing, JSON logs into an explicit log group
  * with a retention, and a role of its own that starts with nothing but writing to that log group.
  * Every other permission is granted explicitly by the construct that wires the function.
@@ -50,13 +50,14 @@ export class ServiceFunction extends NodejsFunction {
     });
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention,
-      removalPolicy: RemovalPolicy.RETAIN,
+      // Kept when the stack goes; removed if its first create rolls back (nothing logged yet).
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     });
     super(scope, id, {
       entry: props.entry,
       handler: 'handler',
       description: props.description,
-      runtime: Runtime.NODEJS_22_X,
+      runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout,
@@ -72,7 +73,7 @@ export class ServiceFunction extends NodejsFunction {
       environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: 'node24',
         minify: true,
         sourceMap: true,
         // Keeps bundles small; stack traces still map to file and line.
@@ -95,11 +96,6 @@ export class ServiceFunction extends NodejsFunction {
         actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         resources: [logGroup.logGroupArn],
       }),
-    );
-    acknowledge(
-      this,
-      'AwsSolutions-L1',
-      'Node.js 22 is the runtime the service is built and tested for (esbuild target node22); moving to a newer runtime is a deliberate, tested upgrade.',
     );
     const reasons = ['X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.'];
     if (props.wildcardResourceReason !== undefined) reasons.push(props.wildcardResourceReason);

@@ -287,7 +287,7 @@ export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }):
                   `${error.message}. reconcile --now needs the keys the service uses: against \`npm start\`, ` +
                     'start it with --data-dir DIR and pass the same --data-dir DIR here (or set LOCAL_DATA_KEY ' +
                     'and FINGERPRINT_KEY); in AWS, set the reconciler function environment (CIPHER=kms, ' +
-                    'KMS_KEY_ID, FINGERPRINT_KEY_PARAMETER, PROVIDER...)',
+                    'KMS_KEY_ID, FINGERPRINT_KEY_SECRET_ARN or FINGERPRINT_KEY_PARAMETER, PROVIDER...)',
                 );
               });
               return reconcileDue({ ...runtime, policy: config.policy, maxItems: options.limit });

@@ -1,7 +1,14 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import {
+  DecryptCommand,
+  GenerateDataKeyCommand,
+  type GenerateDataKeyCommandOutput,
+  type KMSClient,
+} from '@aws-sdk/client-kms';
 import type { Clock } from '../domain/clock.js';
 import type { Cipher } from '../ports/cipher.js';
+import { TransientFault } from '../ports/faults.js';
+import { isTransientAwsError } from './aws-faults.js';
 
 /**
  * Envelope encryption of the sensitive fields with AWS KMS (DESIGN.md section 5).
@@ -52,6 +59,11 @@ export interface KmsCipherOptions {
 }
 
 /** The sealed value is malformed, was tampered with, or belongs to another context. */
+/** KMS throttled or failed transiently while sealing: nothing was stored, a retry is safe. */
+export class CipherUnavailableError extends TransientFault {
+  readonly code = 'cipher_unavailable';
+}
+
 export class SealedValueError extends Error {
   readonly code = 'sealed_value_invalid';
   constructor(message: string, options?: ErrorOptions) {
@@ -90,13 +102,23 @@ export function createKmsCipher(options: KmsCipherOptions): Cipher {
     key !== undefined && key.uses < maxUses && clock.now() - key.createdAt < maxAgeMs;
 
   async function generate(): Promise<DataKey> {
-    const out = await client.send(
-      new GenerateDataKeyCommand({
-        KeyId: keyId,
-        KeySpec: 'AES_256',
-        EncryptionContext: { ...KMS_ENCRYPTION_CONTEXT },
-      }),
-    );
+    let out: GenerateDataKeyCommandOutput;
+    try {
+      out = await client.send(
+        new GenerateDataKeyCommand({
+          KeyId: keyId,
+          KeySpec: 'AES_256',
+          EncryptionContext: { ...KMS_ENCRYPTION_CONTEXT },
+        }),
+      );
+    } catch (error) {
+      // Throttling (KMS request quotas) and transient faults: admission may be retried (503).
+      if (!isTransientAwsError(error)) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new CipherUnavailableError(`KMS GenerateDataKey temporarily unavailable: ${reason}`, {
+        cause: error,
+      });
+    }
     if (out.Plaintext?.byteLength !== KEY_BYTES || out.CiphertextBlob === undefined) {
       throw new Error('KMS GenerateDataKey returned no usable data key');
     }

@@ -1,15 +1,28 @@
 import { KMSClient } from '@aws-sdk/client-kms';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { createKmsCipher } from '../adapters/kms-cipher.js';
 import { createLocalCipher, parseKey } from '../adapters/local-cipher.js';
-import { createSsmSecretLoader } from '../adapters/ssm-secret.js';
+import { readSecretString } from '../adapters/secrets-manager-secret.js';
+import { createSsmSecretLoader, decodeSecret } from '../adapters/ssm-secret.js';
 import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { createFingerprinter, type Fingerprinter } from '../domain/fingerprint.js';
 import type { Cipher } from '../ports/cipher.js';
 
-/** The fingerprinter, with its key from SSM (AWS) or the environment (local). */
-export async function fingerprinterFor(config: ServiceConfig, clock: Clock): Promise<Fingerprinter> {
+/**
+ * The fingerprinter, with its key from Secrets Manager (AWS, the stack's generated secret), SSM
+ * (AWS, a parameter the deployer gave) or the environment (local).
+ */
+export async function fingerprinterFor(
+  config: ServiceConfig,
+  clock: Clock,
+  secrets: () => SecretsManagerClient = () => new SecretsManagerClient({ region: config.region }),
+): Promise<Fingerprinter> {
+  if (config.fingerprintKeySecretArn) {
+    const text = await readSecretString(secrets(), config.fingerprintKeySecretArn);
+    return createFingerprinter(decodeSecret(text, 'the fingerprint key secret'));
+  }
   if (config.fingerprintKeyParameter) {
     const load = createSsmSecretLoader({
       client: new SSMClient({ region: config.region }),
@@ -18,7 +31,8 @@ export async function fingerprinterFor(config: ServiceConfig, clock: Clock): Pro
     });
     return createFingerprinter(await load());
   }
-  if (!config.fingerprintKey) throw new Error('FINGERPRINT_KEY or FINGERPRINT_KEY_PARAMETER must be set');
+  if (!config.fingerprintKey)
+    throw new Error('FINGERPRINT_KEY, FINGERPRINT_KEY_PARAMETER or FINGERPRINT_KEY_SECRET_ARN must be set');
   return createFingerprinter(parseKey(config.fingerprintKey));
 }
 

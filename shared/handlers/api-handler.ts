@@ -7,8 +7,16 @@ import { deriveIdempotencyKey } from '../domain/idempotency-key.js';
 import type { NotificationRequest } from '../domain/notification.js';
 import { countSegments, resetUrlProblem } from '../domain/sms-body.js';
 import { renderBody } from '../domain/templates.js';
+import { renderOpenApiDocument } from '../http/openapi.js';
 import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
-import { type ErrorBody, GENERIC_500_BODY, json, problem } from '../http/responses.js';
+import {
+  type ErrorBody,
+  GENERIC_500_BODY,
+  json,
+  problem,
+  temporarilyUnavailable,
+} from '../http/responses.js';
+import { transientFaultOf } from '../ports/faults.js';
 import type { NotificationStore } from '../ports/store.js';
 import { type AdmissionDeps, admitNotification } from '../usecases/admit-notification.js';
 import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
@@ -58,6 +66,7 @@ export function createApiHandler(deps: ApiDeps) {
     ['GET', /^\/v1\/notifications\/?$/, (event) => listNotifications(deps, event)],
     ['GET', /^\/v1\/notifications\/([^/]+)\/evidence\/?$/, (_e, m) => readEvidence(deps, decode(m[1]))],
     ['GET', /^\/v1\/notifications\/([^/]+)\/?$/, (_e, m) => readNotification(deps, decode(m[1]))],
+    ['GET', /^\/v1\/openapi\.json$/, async () => openApi()],
   ];
   const route = async (event: APIGatewayProxyEventV2): Promise<Result> => {
     const method = event.requestContext.http.method.toUpperCase();
@@ -76,7 +85,23 @@ export function createApiHandler(deps: ApiDeps) {
   return middy<APIGatewayProxyEventV2, Result>()
     .use(httpHeaderNormalizer())
     .use(httpErrorHandler({ logger: deps.logError, fallbackMessage: GENERIC_500_BODY }))
-    .handler(route);
+    .handler(async (event) => {
+      try {
+        return await route(event);
+      } catch (error) {
+        // Throttling and transient store faults: retry-safe, so say so; anything else is a bug (500).
+        const fault = transientFaultOf(error);
+        if (fault === undefined) throw error;
+        return temporarilyUnavailable(fault.retryAfterSeconds);
+      }
+    });
+}
+
+let openApiBody: string | undefined;
+/** `GET /v1/openapi.json`: built once per container from the same schemas the handler uses. */
+function openApi(): Result {
+  openApiBody ??= renderOpenApiDocument();
+  return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: openApiBody };
 }
 
 function decode(segment: string | undefined): string {

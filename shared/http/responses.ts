@@ -28,3 +28,16 @@ export const GENERIC_500_BODY = JSON.stringify({
   code: 'internal_error',
   message: 'internal error',
 } satisfies ErrorBody);
+
+/**
+ * `503 temporarily_unavailable` with `Retry-After`: a dependency throttled or failed transiently
+ * (DESIGN.md section 3). Nothing went wrong with the request; retrying with the same
+ * `Idempotency-Key` is safe.
+ */
+export function temporarilyUnavailable(retryAfterSeconds: number): APIGatewayProxyStructuredResultV2 {
+  const body: ErrorBody = {
+    code: 'temporarily_unavailable',
+    message: 'the service is temporarily unavailable; retry with the same Idempotency-Key',
+  };
+  return json(503, body, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+}

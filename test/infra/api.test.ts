@@ -29,6 +29,7 @@ describe('HTTP API', () => {
         'GET /v1/notifications',
         'GET /v1/notifications/{idempotency_key}',
         'GET /v1/notifications/{idempotency_key}/evidence',
+        'GET /v1/openapi.json',
         'POST /v1/notifications',
       ].sort(),
     );
@@ -117,7 +118,52 @@ describe('HTTP API', () => {
     expect(suffixes.sort()).toEqual([
       '/*/GET/v1/notifications',
       '/*/GET/v1/notifications/*',
+      '/*/GET/v1/openapi.json',
       '/*/POST/v1/notifications',
     ]);
+  });
+
+  it('creates an invoker role for callers in other accounts: trusts exactly them, invokes exactly the routes', () => {
+    // Act
+    const { template: withInvokers } = synthTemplate({
+      apiInvokerPrincipals: ['111111111111', 'arn:aws:iam::222222222222:role/auth-service'],
+    });
+
+    // Assess
+    const role = onlyResource(withInvokers, 'AWS::IAM::Role', {
+      Description: Match.stringLikeRegexp('callers in other accounts'),
+    });
+    const trust = role.properties.AssumeRolePolicyDocument as {
+      Statement: Array<{ Action: string; Principal: { AWS: unknown } }>;
+    };
+    expect(trust.Statement.map((s) => s.Action)).toEqual(['sts:AssumeRole']);
+    const trusted = JSON.stringify(trust.Statement.map((s) => s.Principal.AWS));
+    expect(trusted).toContain(':iam::111111111111:root');
+    expect(trusted).toContain('arn:aws:iam::222222222222:role/auth-service');
+    const policies = withInvokers.findResources('AWS::IAM::Policy', {
+      Properties: { Roles: [{ Ref: role.logicalId }] },
+    }) as Record<
+      string,
+      { Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } } }
+    >;
+    const statements = Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements.map((st) => st.Action)).toEqual(['execute-api:Invoke']);
+    const apiId = Object.keys(withInvokers.findResources('AWS::ApiGatewayV2::Api'))[0];
+    const resources = statements.flatMap((st) => (Array.isArray(st.Resource) ? st.Resource : [st.Resource]));
+    expect(resources).toHaveLength(4);
+    for (const resource of resources) expect(JSON.stringify(resource)).toContain(`"Ref":"${apiId}"`);
+    withInvokers.hasOutput('ApiInvokerRoleArn', { Value: { 'Fn::GetAtt': [role.logicalId, 'Arn'] } });
+  });
+
+  it('creates no invoker role without principals, and rejects principals that are neither account nor role', () => {
+    // Assess
+    template.resourcePropertiesCountIs(
+      'AWS::IAM::Role',
+      { Description: Match.stringLikeRegexp('callers in other accounts') },
+      0,
+    );
+    expect(() => synthTemplate({ apiInvokerPrincipals: ['arn:aws:iam::111111111111:user/bob'] })).toThrow(
+      /apiInvokerPrincipals: "arn:aws:iam::111111111111:user\/bob" is neither a 12-digit account id nor an IAM role ARN/,
+    );
   });
 });

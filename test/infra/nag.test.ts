@@ -4,6 +4,7 @@ import { Validations } from 'aws-cdk-lib';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it, vi } from 'vitest';
 import { defineApp } from '../../infra/main.js';
+import { CONTEXT_KEYS } from '../../infra/stack.js';
 import { stubCode, testApp } from './support.js';
 
 interface Report {
@@ -37,6 +38,28 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     defineApp(app, { code: stubCode() });
 
     // Act: an unacknowledged finding makes synthesis throw.
+    const assembly = app.synth();
+
+    // Assess
+    const report = JSON.parse(
+      readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8'),
+    ) as Report;
+    expect(report.pluginReports.flatMap((p) => p.violations ?? [])).toEqual([]);
+  }, 60_000);
+
+  it('synthesizes with cross-account invokers, an alarm email and reserved concurrency, nag-clean', () => {
+    // Prepare: the README's deploy command for a caller in another account.
+    const app = testApp({
+      validation: true,
+      context: {
+        [CONTEXT_KEYS.apiInvokerPrincipals]: '111111111111,arn:aws:iam::222222222222:role/auth-service',
+        [CONTEXT_KEYS.alarmEmail]: 'ops@example.com',
+        [CONTEXT_KEYS.reconcilerReservedConcurrency]: '1',
+      },
+    });
+    defineApp(app, { code: stubCode() });
+
+    // Act
     const assembly = app.synth();
 
     // Assess

@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LOG_METRICS } from '../../infra/constructs/observability.js';
+import { LOG_METRICS, RECEIPT_SIGNATURE_FAILURES } from '../../infra/constructs/observability.js';
 import {
   functionByDescription,
   onlyResource,
@@ -155,16 +155,48 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     });
   });
 
-  it('has no alarm actions unless a topic is given, then notifies it on alarm and recovery', () => {
+  it('creates an encrypted alarm topic CloudWatch can publish to, and every alarm notifies it', () => {
     // Prepare
-    expect(alarms.every((a) => a.AlarmActions === undefined)).toBe(true);
+    const topic = onlyResource(template, 'AWS::SNS::Topic');
+    const keyId = referencedId((topic.properties.KmsMasterKeyId as { 'Fn::GetAtt': unknown }) ?? undefined);
 
+    // Act
+    const keyPolicy = JSON.stringify(
+      (template.toJSON().Resources[keyId as string] as { Properties: Props }).Properties.KeyPolicy,
+    );
+
+    // Assess
+    expect(keyPolicy).toContain('cloudwatch.amazonaws.com');
+    expect(alarms.length).toBeGreaterThan(0);
+    for (const alarm of alarms) {
+      expect(alarm, String(alarm.AlarmDescription)).toMatchObject({
+        AlarmActions: [{ Ref: topic.logicalId }],
+        OKActions: [{ Ref: topic.logicalId }],
+      });
+    }
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
+  it('subscribes the alarm email to the created topic when one is given', () => {
+    // Act
+    const { template: withEmail } = synthTemplate({ alarmEmail: 'ops@example.com' });
+
+    // Assess
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    expect(() => synthTemplate({ alarmEmail: 'ops' })).toThrow(/alarmEmail "ops" is not an email address/);
+  });
+
+  it('notifies a given topic instead, on alarm and recovery, and creates none', () => {
     // Act
     const { template: withTopic } = synthTemplate((stack) => ({
       alarmTopic: Topic.fromTopicArn(stack, 'Ops', 'arn:aws:sns:eu-west-1:111111111111:ops-alarms'),
     }));
 
     // Assess
+    withTopic.resourceCountIs('AWS::SNS::Topic', 0);
     const withActions = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Array<{
       Properties: Props;
     }>;
@@ -175,6 +207,146 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
         OKActions: ['arn:aws:sns:eu-west-1:111111111111:ops-alarms'],
       });
     }
+    expect(() =>
+      synthTemplate((stack) => ({
+        alarmTopic: Topic.fromTopicArn(stack, 'Bad', 'arn:aws:sqs:eu-west-1:111111111111:ops'),
+      })),
+    ).toThrow(/alarmTopic "arn:aws:sqs:eu-west-1:111111111111:ops" is not arn:aws:sns/);
+  });
+
+  it.each([
+    ['api', 'HTTP API'],
+    ['forwarder', 'table stream -> dispatch queue'],
+    ['sender', 'calls the SMS provider once'],
+    ['reconciler', 'reconciles unknown outcomes'],
+  ])('alarms on errors and throttles of the %s function', (name, description) => {
+    // Prepare
+    const fnId = functionByDescription(template, description).logicalId;
+    const onFunction = (a: Props, metricName: string) => {
+      const direct = a.MetricName === metricName && (a.Dimensions as Array<{ Value: unknown }>)[0]?.Value;
+      const inMath = (a.Metrics as MetricStat[] | undefined)?.find(
+        (x) => x.MetricStat?.Metric.MetricName === metricName,
+      )?.MetricStat?.Metric.Dimensions?.[0]?.Value;
+      return JSON.stringify(direct || inMath) === JSON.stringify({ Ref: fnId });
+    };
+
+    // Act
+    const errors = alarms.filter((a) => onFunction(a, 'Errors'));
+    const throttles = alarms.filter((a) => onFunction(a, 'Throttles'));
+
+    // Assess
+    expect(errors, name).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(throttles, name).toHaveLength(1);
+    expect(throttles[0]).toMatchObject({ Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 0 });
+  });
+
+  it('alarms on API 5xx and p99 latency (API Gateway metrics of this API)', () => {
+    // Act
+    const errors = alarmAbout('5xx');
+    const latency = alarmAbout('p99 latency');
+
+    // Assess
+    expect(errors).toMatchObject({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Statistic: 'Sum',
+      Threshold: 5,
+    });
+    expect(latency).toMatchObject({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: 'Latency',
+      ExtendedStatistic: 'p99',
+      Threshold: 1000,
+      EvaluationPeriods: 3,
+    });
+    const apiId = referencedId(onlyResource(template, 'AWS::ApiGatewayV2::Stage').properties.ApiId);
+    for (const alarm of [errors, latency]) {
+      expect((alarm.Dimensions as Array<{ Name: string; Value: unknown }>)[0]).toEqual({
+        Name: 'ApiId',
+        Value: { Ref: apiId },
+      });
+    }
+  });
+
+  it('alarms when the oldest dispatch message waits longer than the queue safety net', () => {
+    // Prepare
+    const queue = onlyResource(template, 'AWS::SQS::Queue', { RedrivePolicy: Match.anyValue() });
+
+    // Act
+    const alarm = alarmAbout('oldest dispatch message');
+
+    // Assess
+    expect(alarm).toMatchObject({
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Statistic: 'Maximum',
+      Threshold: 300,
+      EvaluationPeriods: 3,
+    });
+    expect(queueOf(alarm)).toBe(queue.logicalId);
+  });
+
+  it('alarms on receipt signature failures in the service namespace', () => {
+    // Act
+    const alarm = alarmAbout('signature check');
+
+    // Assess
+    expect(alarm).toMatchObject({
+      MetricName: RECEIPT_SIGNATURE_FAILURES,
+      Namespace: 'ResetNotifier/TestStack',
+      Statistic: 'Sum',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms on SNS SMS spend for the month, at the configured amount', () => {
+    // Act
+    const alarm = alarmAbout('SMS spend');
+    const { template: custom } = synthTemplate({ smsSpendAlarmUsd: 40 });
+
+    // Assess
+    expect(alarm).toMatchObject({
+      Namespace: 'AWS/SNS',
+      MetricName: 'SMSMonthToDateSpentUSD',
+      Statistic: 'Maximum',
+      Threshold: 0.8,
+    });
+    expect(alarm.Dimensions).toBeUndefined();
+    custom.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'SMSMonthToDateSpentUSD',
+      Threshold: 40,
+    });
+  });
+
+  it('has exactly the alarms this file tests (a new alarm needs a test here)', () => {
+    // Act
+    const { stack } = synthTemplate();
+
+    // Assess
+    expect(Object.keys(stack.notifier.observability.alarms).sort()).toEqual(
+      [
+        'dispatchDeadLetters',
+        'forwarderFailures',
+        'dispatchQueueAge',
+        'apiErrors',
+        'forwarderErrors',
+        'senderErrors',
+        'reconcilerFailures',
+        'forwarderIteratorAge',
+        'reconcilerStalled',
+        'apiThrottles',
+        'forwarderThrottles',
+        'senderThrottles',
+        'reconcilerThrottles',
+        'apiServerErrors',
+        'apiLatency',
+        'oldestDispatchUnknown',
+        'providerUnknownRate',
+        'receiptSignatureFailures',
+        'smsSpend',
+      ].sort(),
+    );
+    expect(alarms).toHaveLength(19);
   });
 
   it('has a dashboard that shows every alarm', () => {

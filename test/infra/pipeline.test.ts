@@ -30,20 +30,22 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
   const queueIdOf = (value: unknown) => referencedId(value) as string;
 
   describe('every function (the project-wide NodejsFunction)', () => {
-    it('runs Node.js 22 on ARM64 with active tracing, JSON logs into its own log group, ESM handler', () => {
+    it('runs Node.js 24 on ARM64 with active tracing, JSON logs into its own log group, ESM handler', () => {
       for (const id of Object.values(ids)) {
         const fn = props(id);
         expect(fn).toMatchObject({
-          Runtime: 'nodejs22.x',
+          Runtime: 'nodejs24.x',
           Architectures: ['arm64'],
           TracingConfig: { Mode: 'Active' },
           Handler: 'index.handler',
           LoggingConfig: { LogFormat: 'JSON' },
         });
         const logGroupId = referencedId((fn.LoggingConfig as { LogGroup: unknown }).LogGroup);
+        // Kept when the stack goes; removed if the first create rolls back.
         expect(resources[logGroupId as string]).toMatchObject({
           Type: 'AWS::Logs::LogGroup',
           Properties: { RetentionInDays: 90 },
+          DeletionPolicy: 'RetainExceptOnCreate',
         });
       }
     });
@@ -55,10 +57,15 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
           NODE_OPTIONS: '--enable-source-maps',
           PROVIDER: 'sns',
           CIPHER: 'kms',
-          FINGERPRINT_KEY_PARAMETER: '/reset-notifier/fingerprint-key',
           EVIDENCE_RETENTION_DAYS: '400',
         });
-        for (const name of ['TABLE_NAME', 'DISPATCH_QUEUE_URL', 'KMS_KEY_ID', 'SNS_DELIVERY_LOG_GROUPS']) {
+        for (const name of [
+          'TABLE_NAME',
+          'DISPATCH_QUEUE_URL',
+          'KMS_KEY_ID',
+          'SNS_DELIVERY_LOG_GROUPS',
+          'FINGERPRINT_KEY_SECRET_ARN',
+        ]) {
           expect(env[name], name).toBeDefined();
         }
       }
@@ -181,18 +188,30 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
   });
 
   describe('reconciler: the schedule', () => {
-    it('runs every minute by default, never concurrently with itself, and drops stale ticks', () => {
+    it('runs every minute by default, reserves no concurrency, and drops stale ticks', () => {
       template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: 'rate(1 minute)',
         State: 'ENABLED',
         Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [ids.reconciler, 'Arn'] } })],
       });
-      expect(props(ids.reconciler).ReservedConcurrentExecutions).toBe(1);
+      expect(props(ids.reconciler).ReservedConcurrentExecutions).toBeUndefined();
       template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
         FunctionName: { Ref: ids.reconciler },
         MaximumRetryAttempts: 0,
         MaximumEventAgeInSeconds: 60,
       });
+    });
+
+    it('reserves concurrency only when the setting asks for it', () => {
+      // Act
+      const { template: reserved } = synthTemplate({ reconcilerReservedConcurrency: 2 });
+
+      // Assess
+      const fn = functionByDescription(reserved, 'reconciles unknown outcomes');
+      expect(fn.properties.ReservedConcurrentExecutions).toBe(2);
+      expect(() => synthTemplate({ reconcilerReservedConcurrency: 0 })).toThrow(
+        /reconcilerReservedConcurrency must be a positive integer/,
+      );
     });
 
     it('takes another rate from the props', () => {

@@ -42,7 +42,7 @@ describe('function environment', () => {
       kmsKeyId: 'deploy-time:KMS_KEY_ID',
       tableName: 'deploy-time:TABLE_NAME',
       dispatchQueueUrl: 'deploy-time:DISPATCH_QUEUE_URL',
-      fingerprintKeyParameter: '/reset-notifier/fingerprint-key',
+      fingerprintKeySecretArn: 'deploy-time:FINGERPRINT_KEY_SECRET_ARN',
       evidenceRetentionDays: 30,
       maxExpiryHours: 12,
     });
@@ -70,6 +70,18 @@ describe('props validation', () => {
     ],
     ['batch above the SQS maximum', { senderBatchSize: 11 }, /senderBatchSize/],
     ['simulator without URL', { provider: { kind: 'simulator', baseUrl: 'sim' } }, /simulator/],
+    [
+      'an invoker that is a user, not a role',
+      { apiInvokerPrincipals: ['arn:aws:iam::111111111111:user/x'] },
+      /apiInvokerPrincipals/,
+    ],
+    ['a malformed alarm email', { alarmEmail: 'ops@' }, /alarmEmail "ops@" is not an email address/],
+    ['a non-positive spend alarm', { smsSpendAlarmUsd: 0 }, /smsSpendAlarmUsd/],
+    [
+      'an encryption key without its parameter',
+      { fingerprintKeyEncryptionKey: {} as never },
+      /needs fingerprintKeyParameterName/,
+    ],
   ])('rejects %s', (_name, props, message) => {
     expect(build(props)).toThrow(message);
   });
@@ -110,6 +122,27 @@ describe('configuration from CDK context (cdk deploy -c ...)', () => {
     expect(props.evidenceRetention?.toDays()).toBe(90);
     expect(props.reconcileSchedule?.toMinutes()).toBe(2);
     expect(props.allowedDestinations).toEqual(['+44', '+33']);
+  });
+
+  it('reads invoker principals (also under the older apiInvokerRoleArns), alarm email, secret and reserved concurrency', () => {
+    // Act
+    const props = propsFrom({
+      [CONTEXT_KEYS.apiInvokerPrincipals]: '111111111111',
+      [CONTEXT_KEYS.apiInvokerRoleArns]: 'arn:aws:iam::222222222222:role/auth',
+      [CONTEXT_KEYS.alarmEmail]: 'ops@example.com',
+      [CONTEXT_KEYS.fingerprintKeySecretArn]:
+        'arn:aws:secretsmanager:eu-west-1:111111111111:secret:fp-AbCdEf',
+      [CONTEXT_KEYS.reconcilerReservedConcurrency]: '1',
+    });
+
+    // Assess: role ARNs become trusted principals of the invoker role, never policies on a role name.
+    expect(props.apiInvokerPrincipals).toEqual(['111111111111', 'arn:aws:iam::222222222222:role/auth']);
+    expect(props.apiInvokers).toBeUndefined();
+    expect(props.alarmEmail).toBe('ops@example.com');
+    expect(props.fingerprintKeySecret?.secretArn).toBe(
+      'arn:aws:secretsmanager:eu-west-1:111111111111:secret:fp-AbCdEf',
+    );
+    expect(props.reconcilerReservedConcurrency).toBe(1);
   });
 
   it('names the missing context key', () => {

@@ -1,7 +1,15 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTableInput, TableSchema } from '../../shared/adapters/dynamodb/schema.js';
-import { onlyResource, referencedId, SYNTH_TIMEOUT_MS, synthTemplate } from './support.js';
+import {
+  functionByDescription,
+  onlyResource,
+  referencedId,
+  SYNTH_TIMEOUT_MS,
+  statementsOfFunction,
+  synthTemplate,
+} from './support.js';
 
 describe('storage: the notification table and its keys', () => {
   let template: Template;
@@ -97,11 +105,100 @@ describe('storage: the notification table and its keys', () => {
     const [fieldKeyId] = [...fieldKeyIds];
     expect(fieldKeyId).toBeDefined();
     expect(fieldKeyId).not.toBe(tableKeyId);
-    template.resourceCountIs('AWS::KMS::Key', 2);
+    // Table key, field key, and the alarm topic's key (observability).
+    template.resourceCountIs('AWS::KMS::Key', 3);
+    // Retained when the stack goes, deleted if its first create rolls back (nothing sealed yet).
     expect(template.toJSON().Resources[fieldKeyId as string]).toMatchObject({
       Type: 'AWS::KMS::Key',
       Properties: { EnableKeyRotation: true },
-      DeletionPolicy: 'Retain',
+      DeletionPolicy: 'RetainExceptOnCreate',
     });
+  });
+
+  it('generates the fingerprint key as a secret under the table key, retained (except on a failed first create)', () => {
+    // Prepare
+    const tableKeyId = referencedId(
+      (
+        onlyResource(template, 'AWS::DynamoDB::Table').properties.SSESpecification as {
+          KMSMasterKeyId: unknown;
+        }
+      ).KMSMasterKeyId,
+    );
+
+    // Act
+    const secret = onlyResource(template, 'AWS::SecretsManager::Secret');
+
+    // Assess
+    expect(referencedId(secret.properties.KmsKeyId)).toBe(tableKeyId);
+    expect(secret.properties.GenerateSecretString).toMatchObject({
+      PasswordLength: 64,
+      ExcludePunctuation: true,
+      IncludeSpace: false,
+    });
+    expect(secret.resource.DeletionPolicy).toBe('RetainExceptOnCreate');
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Array<{
+      Properties: { Environment: { Variables: Record<string, unknown> } };
+    }>;
+    const readers = functions.filter(
+      (f) => referencedId(f.Properties.Environment.Variables.FINGERPRINT_KEY_SECRET_ARN) === secret.logicalId,
+    );
+    expect(readers).toHaveLength(4);
+  });
+
+  it('uses a given SSM parameter or secret instead, and generates none', () => {
+    // Act
+    const { template: withParameter } = synthTemplate({ fingerprintKeyParameterName: '/team/fp-key' });
+    const secretArn = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:fp-key-AbCdEf';
+    const { template: withSecret } = synthTemplate((stack) => ({
+      fingerprintKeySecret: Secret.fromSecretCompleteArn(stack, 'Fp', secretArn),
+    }));
+
+    // Assess
+    withParameter.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    withSecret.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    const envOf = (t: typeof template) =>
+      (
+        functionByDescription(t, 'HTTP API').properties.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables;
+    expect(envOf(withParameter).FINGERPRINT_KEY_PARAMETER).toBe('/team/fp-key');
+    const apiStatements = statementsOfFunction(
+      withParameter,
+      functionByDescription(withParameter, 'HTTP API').logicalId,
+    );
+    const parameterReads = apiStatements.filter((st) =>
+      JSON.stringify(st.Action).includes('ssm:GetParameter'),
+    );
+    expect(JSON.stringify(parameterReads.map((st) => st.Resource))).toContain(':parameter/team/fp-key');
+    expect(JSON.stringify(apiStatements)).not.toContain('secretsmanager:GetSecretValue');
+    expect(envOf(withParameter).FINGERPRINT_KEY_SECRET_ARN).toBeUndefined();
+    expect(envOf(withSecret).FINGERPRINT_KEY_SECRET_ARN).toBe(secretArn);
+    expect(envOf(withSecret).FINGERPRINT_KEY_PARAMETER).toBeUndefined();
+  });
+
+  it('rejects fingerprint key settings that cannot work, naming the setting', () => {
+    expect(() => synthTemplate({ fingerprintKeyParameterName: 'has space' })).toThrow(
+      /fingerprintKeyParameterName "has space" is not an SSM parameter name/,
+    );
+    expect(() =>
+      synthTemplate((stack) => ({
+        fingerprintKeyParameterName: '/a',
+        fingerprintKeySecret: Secret.fromSecretCompleteArn(
+          stack,
+          'Fp',
+          'arn:aws:secretsmanager:eu-west-1:111111111111:secret:fp-AbCdEf',
+        ),
+      })),
+    ).toThrow(/not both/);
+    expect(() =>
+      synthTemplate((stack) => ({
+        fingerprintKeySecret: Secret.fromSecretCompleteArn(
+          stack,
+          'Fp',
+          'arn:aws:secretsmanager:eu-west-1:1111:secret:fp-AbCdEf',
+        ),
+      })),
+    ).toThrow(/fingerprintKeySecret .* is not arn:aws:secretsmanager/);
   });
 });

@@ -29,7 +29,7 @@ import type {
   TransitionWriteResult,
 } from '../../ports/store.js';
 import { allOf, keyIsFree, stateIs, tallyBelow, versionIs } from './conditions.js';
-import { StoreWriteError } from './errors.js';
+import { StoreWriteError, storeFault } from './errors.js';
 import {
   admissionEvidence,
   commandItem,
@@ -76,6 +76,15 @@ export class DynamoNotificationStore implements NotificationStore {
     this.onCapacity = options.onCapacity;
   }
 
+  /** A read: transient DynamoDB faults become {@link StoreUnavailableError}, others pass unchanged. */
+  private async read<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw storeFault(error, operation);
+    }
+  }
+
   private get capacityMode() {
     return this.onCapacity ? ({ ReturnConsumedCapacity: 'TOTAL' } as const) : {};
   }
@@ -111,7 +120,11 @@ export class DynamoNotificationStore implements NotificationStore {
       if (error instanceof ConditionalCheckFailedException && error.Item) {
         return { kind: 'exists', stored: storedFromItem(unmarshall(error.Item)) };
       }
-      throw new StoreWriteError('admission write failed', { cause: error });
+      throw storeFault(
+        error,
+        'admission write',
+        (e) => new StoreWriteError('admission write failed', { cause: e }),
+      );
     }
   }
 
@@ -172,7 +185,11 @@ export class DynamoNotificationStore implements NotificationStore {
         return { kind: 'admitted', stored: { record, sealedPayload } };
       } catch (error) {
         if (!(error instanceof TransactionCanceledException)) {
-          throw new StoreWriteError('admission write failed', { cause: error });
+          throw storeFault(
+            error,
+            'admission write',
+            (e) => new StoreWriteError('admission write failed', { cause: e }),
+          );
         }
         const reasons = error.CancellationReasons ?? [];
         const put = reasons[0];
@@ -195,7 +212,12 @@ export class DynamoNotificationStore implements NotificationStore {
         }
         const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
         if (!conflict || attempt >= MAX_ADMIT_ATTEMPTS) {
-          throw new StoreWriteError('admission write failed', { cause: error });
+          // Contention that outlasts the retries, or throttling: retry-safe for the caller (503).
+          throw storeFault(
+            error,
+            'admission write',
+            (e) => new StoreWriteError('admission write failed', { cause: e }),
+          );
         }
         // Another admission holds the same counter: back off with jitter and decide again.
         await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
@@ -204,13 +226,15 @@ export class DynamoNotificationStore implements NotificationStore {
   }
 
   async get(idempotencyKey: string): Promise<StoredCommand | undefined> {
-    const out = await this.doc.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: { [PK]: idempotencyKey, [SK]: CMD },
-        ConsistentRead: true,
-        ...this.capacityMode,
-      }),
+    const out = await this.read('get', () =>
+      this.doc.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: { [PK]: idempotencyKey, [SK]: CMD },
+          ConsistentRead: true,
+          ...this.capacityMode,
+        }),
+      ),
     );
     this.report('get', out.ConsumedCapacity);
     return out.Item ? storedFromItem(out.Item) : undefined;
@@ -288,7 +312,11 @@ export class DynamoNotificationStore implements NotificationStore {
           return { kind: 'stale', current: old ? recordFromItem(unmarshall(old)) : undefined };
         }
       }
-      throw new StoreWriteError('transition write failed', { cause: error });
+      throw storeFault(
+        error,
+        'transition write',
+        (e) => new StoreWriteError('transition write failed', { cause: e }),
+      );
     }
   }
 
@@ -321,7 +349,11 @@ export class DynamoNotificationStore implements NotificationStore {
       if (error instanceof ConditionalCheckFailedException) {
         return { kind: 'stale', current: error.Item ? recordFromItem(unmarshall(error.Item)) : undefined };
       }
-      throw new StoreWriteError('reschedule write failed', { cause: error });
+      throw storeFault(
+        error,
+        'reschedule write',
+        (e) => new StoreWriteError('reschedule write failed', { cause: e }),
+      );
     }
   }
 
@@ -331,17 +363,19 @@ export class DynamoNotificationStore implements NotificationStore {
     let position = decodeCursor(cursor);
     const items: NotificationRecord[] = [];
     while (position.shard < dueShardCount && items.length < limit) {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: dueIndex.name,
-          KeyConditionExpression: '#shard = :shard AND #due <= :now',
-          ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#due': dueIndex.sortKey },
-          ExpressionAttributeValues: { ':shard': String(position.shard), ':now': now },
-          Limit: limit - items.length,
-          ...(position.lastKey ? { ExclusiveStartKey: position.lastKey } : {}),
-          ...this.capacityMode,
-        }),
+      const out = await this.read('due', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            IndexName: dueIndex.name,
+            KeyConditionExpression: '#shard = :shard AND #due <= :now',
+            ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#due': dueIndex.sortKey },
+            ExpressionAttributeValues: { ':shard': String(position.shard), ':now': now },
+            Limit: limit - items.length,
+            ...(position.lastKey ? { ExclusiveStartKey: position.lastKey } : {}),
+            ...this.capacityMode,
+          }),
+        ),
       );
       this.report('due', out.ConsumedCapacity);
       for (const item of out.Items ?? []) items.push(recordFromItem(item));
@@ -357,12 +391,14 @@ export class DynamoNotificationStore implements NotificationStore {
     const items: Item[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          ...input,
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-          ...this.capacityMode,
-        }),
+      const out = await this.read('query', () =>
+        this.doc.send(
+          new QueryCommand({
+            ...input,
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+            ...this.capacityMode,
+          }),
+        ),
       );
       this.report('query', out.ConsumedCapacity);
       items.push(...(out.Items ?? []));
