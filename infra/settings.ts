@@ -12,12 +12,12 @@ import {
   parseCountryLimits,
   parseDestinationLimits,
 } from '../shared/domain/budgets.js';
+import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from '../shared/domain/sms-body.js';
 import {
   DEFAULT_ALLOWED_NUMBER_TYPES,
   parseCountries,
   parseNumberTypes,
-} from '../shared/domain/destination.js';
-import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from '../shared/domain/sms-body.js';
+} from '../shared/http/destination.js';
 import {
   fingerprintKeySource,
   isAccountId,

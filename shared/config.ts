@@ -4,14 +4,14 @@ import {
   parseCountryLimits,
   parseDestinationLimits,
 } from './domain/budgets.js';
+import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
+import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from './domain/sms-body.js';
 import {
   DEFAULT_ALLOWED_NUMBER_TYPES,
   type DestinationNumberType,
   parseCountries,
   parseNumberTypes,
-} from './domain/destination.js';
-import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
-import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from './domain/sms-body.js';
+} from './http/destination.js';
 
 /**
  * Settings read from the environment, in one place. Lambda gets them from the stack; the local

@@ -2,11 +2,11 @@ import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { checkDestination, type DestinationPolicy, type RefusalReason } from '../domain/destination.js';
 import { deriveIdempotencyKey } from '../domain/idempotency-key.js';
 import type { NotificationRequest } from '../domain/notification.js';
 import { countSegments, resetUrlProblem } from '../domain/sms-body.js';
 import { renderBody } from '../domain/templates.js';
+import { checkDestination, type DestinationPolicy, type RefusalReason } from '../http/destination.js';
 import { renderOpenApiDocument } from '../http/openapi.js';
 import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
 import {

@@ -6,8 +6,8 @@ import {
   parseCountryLimits,
   parseDestinationLimits,
 } from '../../../shared/domain/budgets.js';
-import { checkDestination, DEFAULT_ALLOWED_NUMBER_TYPES } from '../../../shared/domain/destination.js';
 import type { NotificationRecord } from '../../../shared/domain/notification.js';
+import { checkDestination, DEFAULT_ALLOWED_NUMBER_TYPES } from '../../../shared/http/destination.js';
 import { aGoodDataset, T0 } from './fixtures.js';
 
 const BUDGETS: BudgetPolicy = {

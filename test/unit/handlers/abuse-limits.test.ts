@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { parseDestinationLimits } from '../../../shared/domain/budgets.js';
 import { ManualClock } from '../../../shared/domain/clock.js';
-import { DEFAULT_ALLOWED_NUMBER_TYPES } from '../../../shared/domain/destination.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
 import { createApiHandler, type Refusal } from '../../../shared/handlers/api-handler.js';
+import { DEFAULT_ALLOWED_NUMBER_TYPES } from '../../../shared/http/destination.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 
 const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;

@@ -4,7 +4,7 @@
  * and countries by the number's region, not its dialling prefix (`+1` spans the whole NANP).
  */
 import { type NumberType, parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { InvalidConfigurationError } from './errors.js';
+import { InvalidConfigurationError } from '../domain/errors.js';
 
 /** Every type libphonenumber can report, plus `UNKNOWN` for a number it cannot classify. */
 export const NUMBER_TYPES = [

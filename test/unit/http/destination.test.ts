@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import {
   ANY_DESTINATION,
   checkDestination,
@@ -7,8 +8,7 @@ import {
   type DestinationPolicy,
   parseCountries,
   parseNumberTypes,
-} from '../../../shared/domain/destination.js';
-import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
+} from '../../../shared/http/destination.js';
 
 const DEFAULTS: DestinationPolicy = { ...ANY_DESTINATION, allowedNumberTypes: DEFAULT_ALLOWED_NUMBER_TYPES };
 
