@@ -147,7 +147,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         : {
             PROVIDER: 'simulator',
             PROVIDER_BASE_URL: sim.url,
-            PROVIDER_STATUS_CALLBACK_BASE: env.PROVIDER_STATUS_CALLBACK_BASE || `${sim.url}/_callbacks/status`,
+            PROVIDER_STATUS_CALLBACK_BASE:
+              env.PROVIDER_STATUS_CALLBACK_BASE || `${sim.url}/_callbacks/status`,
             // The simulator starts with no redaction and no list-lag fault active, so the local stack
             // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
             PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',

@@ -658,7 +658,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (method === 'POST' && sid === undefined) return handleSend(req, res, accountSid);
     if (!['GET', 'POST', 'DELETE'].includes(method) || (sid === undefined && method !== 'GET'))
       return twilioError(res, 405, [20004, 'Method not allowed']);
-    if (faults.takeHang()) return hold(res, sid === undefined ? 'list (hang)' : `${method} sid=${sid} (hang)`);
+    if (faults.takeHang())
+      return hold(res, sid === undefined ? 'list (hang)' : `${method} sid=${sid} (hang)`);
     if (!authorised(req, accountSid)) {
       return twilioError(res, 401, AUTHENTICATE, { 'www-authenticate': 'Basic realm="Twilio API"' });
     }

@@ -64,7 +64,9 @@ async function buildProvider(
     accountSid: config.providerAccountSid,
     authToken,
     ...(config.providerFrom ? { from: config.providerFrom } : {}),
-    ...(config.providerMessagingServiceSid ? { messagingServiceSid: config.providerMessagingServiceSid } : {}),
+    ...(config.providerMessagingServiceSid
+      ? { messagingServiceSid: config.providerMessagingServiceSid }
+      : {}),
     // Empty when unset: the adapter refuses to start with a message naming the variable.
     statusCallbackBase: config.providerStatusCallbackBase ?? '',
     redaction: config.providerRedaction,

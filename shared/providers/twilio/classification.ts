@@ -96,7 +96,7 @@ export const CONFIGURATION_TWILIO_CODES: Readonly<Record<number, string>> = {
  * Any other `failed` or `undelivered` may have reached a carrier and reads as `undelivered`.
  */
 export const NOT_SENT_ERROR_CODES: Readonly<Record<number, string>> = {
-  30001: 'queue overflow: failed in Twilio\'s queue',
+  30001: "queue overflow: failed in Twilio's queue",
   30036: "validity period expired in Twilio's queue",
 };
 

@@ -440,7 +440,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
         }
         // Any age counts for a match (an earlier attempt found late is found); only messages in
         // the attempt's window must be readable for a listing to prove absence.
-        const created = typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
+        const created =
+          typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
         if (!Number.isNaN(created) && created < windowStart) return false;
         if (typeof body !== 'string' || body === '') seen.blankBodies += 1;
         if (message.to !== ref.to) seen.maskedNumbers += 1;
@@ -482,7 +483,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
         return { kind: 'not_sent_permanent', detail: 'invalid_validity_period' };
       }
       const validity = Math.min(Math.floor(command.validityPeriodSeconds), TWILIO_MAX_VALIDITY_SECONDS);
-      if (validity < TWILIO_MIN_VALIDITY_SECONDS) return { kind: 'not_sent_permanent', detail: 'no_validity_left' };
+      if (validity < TWILIO_MIN_VALIDITY_SECONDS)
+        return { kind: 'not_sent_permanent', detail: 'no_validity_left' };
       // A call that may not start is definitely not sent; whether another may follow is the sender's call.
       const budgetMs = command.deadline - clock.now();
       if (!(budgetMs > 0)) return { kind: 'not_sent_retryable', detail: 'deadline_passed' };
@@ -494,7 +496,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       form.set('StatusCallback', statusCallbackFor(command.clientReference));
       const outcome = classifySend(await observeSend(form, budgetMs));
       if (outcome.kind === 'accepted') remember(outcome.messageId, command.to);
-      else if (outcome.kind === 'unknown' && outcome.messageId !== undefined) remember(outcome.messageId, command.to);
+      else if (outcome.kind === 'unknown' && outcome.messageId !== undefined)
+        remember(outcome.messageId, command.to);
       return outcome;
     },
 

@@ -61,16 +61,23 @@ describe('parseStatusCallback', () => {
     ['30036', 'failed', 'not_sent'],
     // `undelivered` is the carrier's verdict: the message left Twilio, whatever the code.
     ['30036', 'undelivered', 'undelivered'],
-  ] as const)('reads ErrorCode %s with status %s as %s (Twilio: failed in its queue, never sent)', (code, status, expected) => {
-    // Prepare
-    const body = new URLSearchParams({ MessageSid: SID, MessageStatus: status, ErrorCode: code }).toString();
+  ] as const)(
+    'reads ErrorCode %s with status %s as %s (Twilio: failed in its queue, never sent)',
+    (code, status, expected) => {
+      // Prepare
+      const body = new URLSearchParams({
+        MessageSid: SID,
+        MessageStatus: status,
+        ErrorCode: code,
+      }).toString();
 
-    // Act
-    const parsed = parseStatusCallback({ body });
+      // Act
+      const parsed = parseStatusCallback({ body });
 
-    // Assess
-    expect(parsed).toMatchObject({ ok: true, value: { status: expected, errorCode: Number(code) } });
-  });
+      // Assess
+      expect(parsed).toMatchObject({ ok: true, value: { status: expected, errorCode: Number(code) } });
+    },
+  );
 
   it('accepts a sid with uppercase hex digits (the OpenAPI sid pattern)', () => {
     // Prepare
