@@ -12,9 +12,9 @@ import {
 import {
   ACCOUNT_SID,
   aClock,
-  anAfterDeadlineRef,
   aClosedPortUrl,
   aLookupRef,
+  anAfterDeadlineRef,
   aPhoneNumber,
   aProvider,
   aRecordingFetch,
@@ -418,7 +418,12 @@ describe('Twilio adapter against the simulator', () => {
       const outcome = await provider.lookup(aLookupRef(command, clock, { messageId: upper }));
 
       // Assess
-      expect(outcome).toEqual({ kind: 'found', messageId: upper, status: 'not_sent', attempt: command.attempt });
+      expect(outcome).toEqual({
+        kind: 'found',
+        messageId: upper,
+        status: 'not_sent',
+        attempt: command.attempt,
+      });
       expect(fake.calls.map((c) => c.url)).toEqual([
         `${harness.url}/2010-04-01/Accounts/${ACCOUNT_SID}/Messages/${upper}.json`,
       ]);
