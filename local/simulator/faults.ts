@@ -36,11 +36,17 @@ export const MESSAGE_FAULT_MODES = [
 ] as const;
 
 /** Every fault the simulator can inject. */
-export const FAULT_MODES = [...SEND_FAULT_MODES, ...MESSAGE_FAULT_MODES] as const;
+export const ALL_FAULT_MODES = [...SEND_FAULT_MODES, ...MESSAGE_FAULT_MODES] as const;
+
+/**
+ * The send faults, under their original name: tools that rotate through "every fault" (the chaos
+ * scenario) keep their seeded schedules until they opt into {@link MESSAGE_FAULT_MODES}.
+ */
+export const FAULT_MODES = SEND_FAULT_MODES;
 
 export type SendFaultMode = (typeof SEND_FAULT_MODES)[number];
 export type MessageFaultMode = (typeof MESSAGE_FAULT_MODES)[number];
-export type FaultMode = (typeof FAULT_MODES)[number];
+export type FaultMode = (typeof ALL_FAULT_MODES)[number];
 
 /** One active plan. `remaining` null = until cleared. */
 export interface FaultPlan {
@@ -75,7 +81,7 @@ export const NOT_SENT_CODES = [30001, 30036] as const;
 const MODES_WITH_MS: readonly FaultMode[] = ['list_lag', 'receipt_delay'];
 
 function isFaultMode(value: unknown): value is FaultMode {
-  return typeof value === 'string' && (FAULT_MODES as readonly string[]).includes(value);
+  return typeof value === 'string' && (ALL_FAULT_MODES as readonly string[]).includes(value);
 }
 
 const isSendMode = (mode: FaultMode): mode is SendFaultMode =>
@@ -85,7 +91,7 @@ function parseOne(input: unknown, index: number): FaultPlan | string {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     return `plan ${index}: not an object`;
   const raw = input as Record<string, unknown>;
-  if (!isFaultMode(raw.mode)) return `plan ${index}: mode must be one of ${FAULT_MODES.join(', ')}`;
+  if (!isFaultMode(raw.mode)) return `plan ${index}: mode must be one of ${ALL_FAULT_MODES.join(', ')}`;
   const count = raw.count;
   if (count !== undefined && count !== null && !(Number.isInteger(count) && (count as number) > 0)) {
     return `plan ${index}: count must be a positive integer`;
