@@ -121,6 +121,8 @@ export interface RunningSimulator {
   readonly port: number;
   /** Closes the listener and destroys every open socket, held requests included. Idempotent. */
   stop(): Promise<void>;
+  /** Mounts one more handler before the Twilio routes (after those given in the options). */
+  use(handler: SimulatorHandler): void;
 }
 
 /** One send request as `/_sim/requests` lists it. */
@@ -305,13 +307,19 @@ function parseDay(value: string): { from: number; to: number } | null {
 
 const LIST_FILTERS = ['To', 'From', 'DateSent', 'DateSent>', 'DateSent<'] as const;
 
-/** Reads a ledger file written by a previous run; a missing file is an empty ledger. */
+/**
+ * Reads a ledger file written by a previous run; a missing file is an empty ledger. A message is
+ * appended again when it changes (deleted), so the last line of a sid wins.
+ */
 function loadLedger(file: string): StoredMessage[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as StoredMessage);
+  const bySid = new Map<string, StoredMessage>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    const message = JSON.parse(line) as StoredMessage;
+    bySid.set(message.sid, message);
+  }
+  return [...bySid.values()].sort((a, b) => a.seq - b.seq);
 }
 
 /** Twilio's 401: missing or wrong credentials. */
@@ -367,7 +375,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     addLedgerEntry: (entry) => externalLedger.push(entry),
     onReset: (listener) => resetListeners.push(listener),
   };
-  const handlers = options.handlers ?? [];
+  const handlers: SimulatorHandler[] = [...(options.handlers ?? [])];
 
   const hold = (res: ServerResponse, what: string) => {
     // Never answered: the socket stays open until the client gives up or stop() destroys it.
@@ -794,6 +802,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   return {
     url,
     port,
+    use(handler) {
+      handlers.push(handler);
+    },
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -402,10 +402,16 @@ describe('simulator: Twilio behaviour', () => {
           },
         ],
       });
+      sim.use((_, res, url) => {
+        if (url.pathname !== '/later') return false;
+        res.writeHead(204).end();
+        return true;
+      });
       const form = aForm();
 
       // Act
       const mounted = await (await fetch(`${sim.url}/aws`)).text();
+      const later = await fetch(`${sim.url}/later`);
       const message = (await (
         await fetch(`${sim.url}/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, {
           method: 'POST',
@@ -417,6 +423,7 @@ describe('simulator: Twilio behaviour', () => {
 
       // Assess
       expect(mounted).toBe('other protocol GET');
+      expect(later.status).toBe(204);
       expect(message.status_callback).toBe(form.get('StatusCallback'));
     });
   });

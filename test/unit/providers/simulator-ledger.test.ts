@@ -73,4 +73,39 @@ describe('simulator ledger file', () => {
     expect(file).not.toContain('483920');
     expect(file).not.toContain('4155550123');
   });
+
+  it('keeps a message deleted through the API deleted, once, across a restart', async () => {
+    // Prepare
+    dir = await mkdtemp(join(tmpdir(), 'sim-ledger-'));
+    const ledgerFile = join(dir, 'ledger.jsonl');
+    const first = await startSimulator({ port: 0, ledgerFile, fingerprint });
+    const auth = `Basic ${Buffer.from('ACtest:simulator-token').toString('base64')}`;
+    const sent = await providerFor(first.url).send({
+      idempotencyKey: 'k2',
+      attempt: 1,
+      clientReference: 'k2#1',
+      to: '+14155550124',
+      body: 'Your password reset code is 111222.',
+      validityPeriodSeconds: 600,
+      deadline: Date.now() + 2_000,
+    });
+    const sid = sent.kind === 'accepted' ? sent.messageId : 'none';
+    await fetch(`${first.url}/2010-04-01/Accounts/ACtest/Messages/${sid}.json`, {
+      method: 'DELETE',
+      headers: { authorization: auth },
+    });
+    await first.stop();
+
+    // Act
+    const second = await startSimulator({ port: 0, ledgerFile, fingerprint });
+    const ledger = (await (await fetch(`${second.url}/_sim/messages`)).json()) as { messages: unknown[] };
+    const fetched = await fetch(`${second.url}/2010-04-01/Accounts/ACtest/Messages/${sid}.json`, {
+      headers: { authorization: auth },
+    });
+    await second.stop();
+
+    // Assess
+    expect(ledger.messages).toMatchObject([{ id: sid, deleted: true }]);
+    expect(fetched.status).toBe(404);
+  });
 });
