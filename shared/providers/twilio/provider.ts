@@ -125,6 +125,8 @@ export const DEFAULT_CANARY_INTERVAL_MS = 60_000;
 /** setTimeout's ceiling: a longer AbortSignal.timeout would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 const MESSAGING_SERVICE_SID = /^MG[0-9a-fA-F]{32}$/;
+/** A shorter secret (a code is 6 digits, a URL far longer) would match too much to mean anything. */
+const MIN_SECRET_LENGTH = 4;
 
 type JsonRecord = Record<string, unknown>;
 
@@ -402,6 +404,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
    * the accepted-but-not-yet-sent message we look for.
    */
   const lookupByContent = async (ref: LookupRef, signal: AbortSignal): Promise<LookupOutcome> => {
+    // Without a secret nothing can be matched, so an empty listing would prove nothing either.
+    if (ref.secret.length < MIN_SECRET_LENGTH) return inconclusive('content:no_secret');
     const windowStart = ref.attemptStartedAt - skewMs;
     // Mutated by the visitor (an object, so the compiler does not narrow it away across the await).
     const seen = {
@@ -451,21 +455,29 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       if (error instanceof IncompleteListing) return inconclusive(error.detail);
       throw error;
     }
+    /** Why this listing cannot show that no other message exists; null when it can. */
+    const proofBlock = async (): Promise<string | null> => {
+      if (seen.unreadableMatch) return 'unreadable_match';
+      if (seen.unreadable > 0) return 'content:unreadable_message';
+      if (seen.maskedNumbers > 0) return 'content:masked_number';
+      if (seen.blankBodies > 0) return 'content:blank_body';
+      if (redaction !== 'off') return 'absence_disabled:redaction_on';
+      if (clock.now() < ref.callDeadline + listLagAllowanceMs) return 'absence_pending:list_lag_allowance';
+      return canaryBlocks(signal);
+    };
     const found = seen.best;
     if (found !== undefined) {
+      // "Every message with this secret was never handed to a carrier" is a negative claim, like
+      // absence: an invisible newer attempt could have been delivered. It needs the same proof.
+      if (found.status === 'not_sent') {
+        const blocked = await proofBlock();
+        if (blocked !== null) return inconclusive(`content:not_sent_only:${blocked}`);
+      }
       remember(found.sid, ref.to);
       // Content cannot tell this key's attempts apart (they carry the same secret): no `attempt`.
       return { kind: 'found', messageId: found.sid, status: found.status };
     }
-    if (seen.unreadableMatch) return inconclusive('unreadable_match');
-    if (seen.unreadable > 0) return inconclusive('content:unreadable_message');
-    if (seen.maskedNumbers > 0) return inconclusive('content:masked_number');
-    if (seen.blankBodies > 0) return inconclusive('content:blank_body');
-    if (redaction !== 'off') return inconclusive('absence_disabled:redaction_on');
-    if (clock.now() < ref.callDeadline + listLagAllowanceMs) {
-      return inconclusive('absence_pending:list_lag_allowance');
-    }
-    const blocked = await canaryBlocks(signal);
+    const blocked = await proofBlock();
     if (blocked !== null) return inconclusive(blocked);
     // Complete, readable, unredacted, list-consistent: this read shows no message. The domain
     // still needs two such reads a settle time apart, both after the call deadline.

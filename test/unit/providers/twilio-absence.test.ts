@@ -269,6 +269,25 @@ describe('Twilio adapter: the absence proof', () => {
     expect(outcome).toEqual({ kind: 'inconclusive', detail });
   });
 
+  it.each([[''], ['123']])(
+    'without a usable secret (%j) nothing is matched and nothing is absent',
+    async (secret) => {
+      // Prepare
+      const clock = aClock();
+      const recording = aRecordingFetch();
+      const provider = aProvider(harness, clock, { fetch: recording.fetch });
+      await primeCanary(provider, clock);
+      recording.calls.length = 0;
+
+      // Act
+      const outcome = await provider.lookup(anAfterDeadlineRef(aSendCommand(clock), clock, { secret }));
+
+      // Assess
+      expect(outcome).toEqual({ kind: 'inconclusive', detail: 'content:no_secret' });
+      expect(recording.calls).toEqual([]);
+    },
+  );
+
   it('a listing that runs out of time is inconclusive', async () => {
     // Prepare
     const clock = aClock();
@@ -426,25 +445,34 @@ describe('Twilio adapter: content matching', () => {
     });
   });
 
-  it('reads a message that failed in the queue (fail_not_sent) as not_sent', async () => {
-    // Prepare
-    const clock = aClock();
-    const provider = aProvider(harness, clock);
-    await harness.setFaults([
-      { mode: 'timeout_after_accept', count: 1 },
-      { mode: 'fail_not_sent', count: 1, error_code: 30001 },
-    ]);
-    const command = aSendCommand(clock, { deadline: clock.now() + TEST_TIMEOUT_MS });
-    await provider.send(command);
-    await sleep(150);
+  it.each([
+    ['off', { kind: 'found', status: 'not_sent' }],
+    // "Only never-sent messages carry the secret" is a negative claim: it needs the absence proof.
+    ['on', { kind: 'inconclusive', detail: 'content:not_sent_only:absence_disabled:redaction_on' }],
+  ] as const)(
+    'with redaction %s, a message that failed in the queue (fail_not_sent) reads as %j',
+    async (redaction, expected) => {
+      // Prepare
+      const clock = aClock();
+      const provider = aProvider(harness, clock, { redaction });
+      await primeCanary(provider, clock);
+      await harness.setFaults([
+        { mode: 'timeout_after_accept', count: 1 },
+        { mode: 'fail_not_sent', count: 1, error_code: 30001 },
+      ]);
+      const command = aSendCommand(clock, { deadline: clock.now() + TEST_TIMEOUT_MS });
+      await provider.send(command);
+      await sleep(150);
 
-    // Act
-    const outcome = await provider.lookup(anAfterDeadlineRef(command, clock));
+      // Act
+      const outcome = await provider.lookup(anAfterDeadlineRef(command, clock));
 
-    // Assess
-    const [entry] = await harness.ledger();
-    expect(outcome).toEqual({ kind: 'found', messageId: entry?.id, status: 'not_sent' });
-  });
+      // Assess
+      const entry = (await harness.ledger()).find((e) => e.client_reference === command.clientReference);
+      expect(entry).toMatchObject({ status: 'failed', error_code: 30001 });
+      expect(outcome).toEqual(expected.kind === 'found' ? { ...expected, messageId: entry?.id } : expected);
+    },
+  );
 
   it('prefers a match that may have reached the user over a newer not-sent one', async () => {
     // Prepare: attempt 1 delivered, attempt 2 (same secret) failed in the queue
