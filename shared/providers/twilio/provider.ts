@@ -233,6 +233,9 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
 
   // Process-local canary state. Redaction seen once stays seen: absence is off until a restart.
   let canarySubject: CanarySubject | undefined;
+  // The list-lag probe keeps one sid until it is old enough to be checked: a busy sender's newest
+  // sid is always younger than the allowance and could never reveal lag.
+  let lagSubject: CanarySubject | undefined;
   let canaryVerdict: CanaryVerdict | undefined;
   let redactionObserved = false;
 
@@ -240,6 +243,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     if (!MESSAGE_SID.test(sid)) return;
     if (canarySubject?.sid === sid) return;
     canarySubject = { sid, to, seenAt: clock.now() };
+    if (lagSubject === undefined && to !== undefined) lagSubject = canarySubject;
   };
 
   const statusCallbackFor = (clientReference: string): string => {
@@ -374,12 +378,13 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       return 'absence_disabled:redaction_observed';
     }
     // List consistency: a message older than the allowance must be visible in a listing of its number.
-    const ageMs = now - subject.seenAt;
-    if (ageMs >= listLagAllowanceMs) {
+    const probe = lagSubject;
+    const ageMs = probe === undefined ? 0 : now - probe.seenAt;
+    if (probe?.to !== undefined && ageMs >= listLagAllowanceMs) {
       const listing = { visible: false };
       try {
-        await walkListing({ To: subject.to ?? String(to) }, signal, (listed) => {
-          listing.visible = listed?.sid === subject.sid;
+        await walkListing({ To: probe.to }, signal, (listed) => {
+          listing.visible = listed?.sid === probe.sid;
           return listing.visible;
         });
       } catch (error) {
@@ -387,10 +392,14 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
         throw error;
       }
       if (!listing.visible) {
-        canaryVerdict = { kind: 'list_lag', at: now, sid: subject.sid };
-        options.onEvent?.({ kind: 'list_lag_observed', messageSid: subject.sid, ageMs });
+        canaryVerdict = { kind: 'list_lag', at: now, sid: probe.sid };
+        options.onEvent?.({ kind: 'list_lag_observed', messageSid: probe.sid, ageMs });
+        // A deleted probe message would look like lag forever: the next sid we see is probed next.
+        lagSubject = undefined;
         return 'absence_disabled:list_lag_observed';
       }
+      // Seen: the next sid we see becomes the next probe.
+      lagSubject = undefined;
     }
     canaryVerdict = { kind: 'ok', at: now, sid: subject.sid };
     return null;

@@ -374,6 +374,41 @@ describe('Twilio adapter: the absence proof', () => {
   });
 });
 
+describe('Twilio adapter: the list-lag probe under a busy sender', () => {
+  let harness: SimHarness;
+
+  beforeAll(async () => {
+    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
+  });
+
+  afterAll(async () => {
+    await harness.stop();
+  });
+
+  it('keeps probing the first sid it saw although newer sids keep arriving', async () => {
+    // Prepare: the first message lags behind list reads; later ones do not
+    const clock = aClock();
+    const events: TwilioAdapterEvent[] = [];
+    const provider = aProvider(harness, clock, {
+      listLagAllowanceMs: 500,
+      onEvent: (event) => events.push(event),
+    });
+    await harness.setFaults({ mode: 'list_lag', ms: 10_000, count: 1 });
+    const lagging = await primeCanary(provider, clock);
+    clock.advance(600);
+    await primeCanary(provider, clock); // newer, and younger than the allowance
+
+    // Act
+    const outcome = await provider.lookup(
+      anAfterDeadlineRef(aSendCommand(clock), clock, { callDeadline: clock.now() - 1_000 }),
+    );
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'inconclusive', detail: 'absence_disabled:list_lag_observed' });
+    expect(events).toEqual([{ kind: 'list_lag_observed', messageSid: lagging, ageMs: 600 }]);
+  });
+});
+
 describe('Twilio adapter: content matching', () => {
   let harness: SimHarness;
 

@@ -529,9 +529,9 @@ describe('Twilio adapter against the simulator', () => {
       // Act
       const outcome = await provider.lookup(anAfterDeadlineRef(aSendCommand(clock, { to }), clock));
 
-      // Assess: three pages, then the canary's fetch and its one-page listing
+      // Assess: three pages, the canary's fetch, and the list-lag probe (the first sid, on page 3)
       expect(outcome).toEqual({ kind: 'absent' });
-      expect(recording.calls).toHaveLength(5);
+      expect(recording.calls).toHaveLength(7);
     });
 
     it('is inconclusive when a later page fails', async () => {
