@@ -113,6 +113,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const sim = await startSimulator({
       port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
+      authToken: preConfig.providerAuthToken,
       fingerprint: (e164) => fingerprinter.destination(e164),
       ...(options.dataDir ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl') } : {}),
       ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
@@ -139,8 +140,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       DISPATCH_QUEUE_URL: queueUrl,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
-      PROVIDER: 'simulator',
-      PROVIDER_BASE_URL: sim.url,
+      // `PROVIDER=twilio` with `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint
+      // (DESIGN.md section 8); otherwise the built-in simulator, with its own callback sink for now.
+      ...(env.PROVIDER === 'twilio' && env.PROVIDER_BASE_URL
+        ? { PROVIDER: 'twilio', PROVIDER_BASE_URL: env.PROVIDER_BASE_URL }
+        : {
+            PROVIDER: 'simulator',
+            PROVIDER_BASE_URL: sim.url,
+            PROVIDER_STATUS_CALLBACK_BASE:
+              env.PROVIDER_STATUS_CALLBACK_BASE || `${sim.url}/_callbacks/status`,
+            // The simulator starts with no redaction and no list-lag fault active, so the local stack
+            // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
+            PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',
+            PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: env.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS ?? '0',
+          }),
       CIPHER: 'local',
       LOCAL_DATA_KEY: env.LOCAL_DATA_KEY ?? keys.dataKey,
       FINGERPRINT_KEY: preConfig.fingerprintKey ?? keys.fingerprintKey,

@@ -45,9 +45,22 @@ export interface ServiceConfig {
   readonly resetUrlHosts: readonly string[];
   /** `MAX_SMS_SEGMENTS`: most segments a rendered body may take. */
   readonly maxSmsSegments: number;
-  readonly providerFrom: string;
-  /** Where the provider posts delivery receipts (Twilio StatusCallback base); simulator default when unset. */
+  /** Twilio sender (`PROVIDER_FROM`); optional when a messaging service is set. */
+  readonly providerFrom?: string;
+  /** `PROVIDER_MESSAGING_SERVICE_SID` (`MG...`): sent as `MessagingServiceSid` instead of `From`. */
+  readonly providerMessagingServiceSid?: string;
+  /**
+   * `PROVIDER_STATUS_CALLBACK_BASE`: where Twilio posts status callbacks (our receipts route).
+   * A Twilio provider without it refuses to start.
+   */
   readonly providerStatusCallbackBase?: string;
+  /**
+   * `PROVIDER_REDACTION` (`on`|`off`, default `on`): whether Twilio Message Redaction may be on for
+   * the account. `on` disables absence proofs (see docs/providers/twilio.md).
+   */
+  readonly providerRedaction: 'on' | 'off';
+  /** `PROVIDER_LIST_LAG_ALLOWANCE_SECONDS` (default 60): how long a new message may be missing from list reads. */
+  readonly providerListLagAllowanceMs: number;
   /** Upper bound of one status lookup (reads only). */
   readonly providerLookupTimeoutMs: number;
   /** `local` (AES-256-GCM key from LOCAL_DATA_KEY) or `kms` (KMS_KEY_ID). */
@@ -111,7 +124,14 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     providerBaseUrl: env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`,
     providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
     providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
-    providerFrom: env.PROVIDER_FROM ?? '+15005550006',
+    // The Twilio test sender is the default only when no messaging service is configured.
+    ...opt(
+      'providerFrom',
+      env.PROVIDER_FROM ?? (env.PROVIDER_MESSAGING_SERVICE_SID ? undefined : '+15005550006'),
+    ),
+    ...opt('providerMessagingServiceSid', env.PROVIDER_MESSAGING_SERVICE_SID),
+    providerRedaction: oneOf(env, 'PROVIDER_REDACTION', ['on', 'off'] as const, 'on'),
+    providerListLagAllowanceMs: num(env, 'PROVIDER_LIST_LAG_ALLOWANCE_SECONDS', 60) * 1000,
     ...opt('providerAuthTokenSecretArn', env.PROVIDER_AUTH_TOKEN_SECRET_ARN),
     ...opt('snsSenderId', env.SNS_SENDER_ID),
     snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),
@@ -124,7 +144,14 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     allowedDestinationCountries: parseCountries(env.ALLOWED_DESTINATION_COUNTRIES ?? ''),
     resetUrlHosts: parseHosts(env.RESET_URL_HOSTS ?? ''),
     maxSmsSegments: positive(env, 'MAX_SMS_SEGMENTS', DEFAULT_MAX_SMS_SEGMENTS),
-    ...opt('providerStatusCallbackBase', env.PROVIDER_STATUS_CALLBACK_BASE),
+    // The built-in simulator has its own callback sink; a real Twilio endpoint has no default.
+    ...opt(
+      'providerStatusCallbackBase',
+      env.PROVIDER_STATUS_CALLBACK_BASE ||
+        ((env.PROVIDER ?? 'simulator') === 'simulator'
+          ? `${(env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`).replace(/\/+$/, '')}/_callbacks/status`
+          : undefined),
+    ),
     providerLookupTimeoutMs: num(env, 'PROVIDER_LOOKUP_TIMEOUT_MS', num(env, 'PROVIDER_TIMEOUT_MS', 3000)),
     cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
     ...opt('localDataKey', env.LOCAL_DATA_KEY),

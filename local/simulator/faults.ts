@@ -1,10 +1,15 @@
 /**
- * Fault plans of the provider simulator (DESIGN.md section 8). A plan list is consumed in order:
- * the first plan that still has budget is the active one; an exhausted plan is dropped.
+ * Fault plans of the provider simulator (DESIGN.md section 8). Plans run in lanes: the send
+ * faults (what happens to one send request, `hang` included) share one lane, and each message
+ * fault (`redaction`, `list_lag`, `receipt_delay`, `receipt_loss`, `receipt_duplicate`,
+ * `fail_not_sent`: what happens to an accepted message afterwards) has a lane of its own, so a
+ * send fault and message faults can apply to the same send. Within a lane, plans are consumed in
+ * order: the first plan that still has budget is the active one; an exhausted plan is dropped.
+ * `count` counts affected sends (for `hang`, held requests).
  */
 
-/** Every fault the simulator can inject. */
-export const FAULT_MODES = [
+/** Faults about one send request: how (and whether) it is answered and recorded. */
+export const SEND_FAULT_MODES = [
   'timeout_before_accept',
   'timeout_after_accept',
   'error_5xx_before_accept',
@@ -14,7 +19,34 @@ export const FAULT_MODES = [
   'hang',
 ] as const;
 
-export type FaultMode = (typeof FAULT_MODES)[number];
+/** Faults about an accepted message: how reads show it and what happens to its receipts. */
+export const MESSAGE_FAULT_MODES = [
+  /** Message Redaction: API reads mask the numbers' last 4 digits (XXXX) and blank the body. */
+  'redaction',
+  /** `ms`: the message stays invisible to list reads (not to fetch by sid) for that long. */
+  'list_lag',
+  /** `ms`: every status callback of the message arrives that much later. */
+  'receipt_delay',
+  /** No status callback of the message is posted. */
+  'receipt_loss',
+  /** Every status callback of the message is posted twice, with the same idempotency token. */
+  'receipt_duplicate',
+  /** The message becomes `failed` with a never-handed-to-a-carrier code (`error_code`, 30001 or 30036). */
+  'fail_not_sent',
+] as const;
+
+/** Every fault the simulator can inject. */
+export const ALL_FAULT_MODES = [...SEND_FAULT_MODES, ...MESSAGE_FAULT_MODES] as const;
+
+/**
+ * The send faults, under their original name: tools that rotate through "every fault" (the chaos
+ * scenario) keep their seeded schedules until they opt into {@link MESSAGE_FAULT_MODES}.
+ */
+export const FAULT_MODES = SEND_FAULT_MODES;
+
+export type SendFaultMode = (typeof SEND_FAULT_MODES)[number];
+export type MessageFaultMode = (typeof MESSAGE_FAULT_MODES)[number];
+export type FaultMode = (typeof ALL_FAULT_MODES)[number];
 
 /** One active plan. `remaining` null = until cleared. */
 export interface FaultPlan {
@@ -23,6 +55,10 @@ export interface FaultPlan {
   readonly probability: number;
   /** Only for `rate_limited`: the Retry-After header value, in seconds. */
   readonly retryAfterSeconds: number;
+  /** Only for `list_lag` and `receipt_delay`: the duration, in ms. */
+  readonly ms: number;
+  /** Only for `fail_not_sent`: the Twilio error code the message fails with. */
+  readonly errorCode: number;
 }
 
 /** The JSON shape of a plan as the control API shows it. */
@@ -31,6 +67,8 @@ export interface FaultPlanView {
   readonly count: number | null;
   readonly probability: number;
   readonly retry_after_seconds?: number;
+  readonly ms?: number;
+  readonly error_code?: number;
 }
 
 export type ParsedPlans =
@@ -38,16 +76,22 @@ export type ParsedPlans =
   | { readonly ok: false; readonly message: string };
 
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
+/** Twilio's documented "failed in our queue, never sent" codes (30001 queue overflow, 30036 validity expired). */
+export const NOT_SENT_CODES = [30001, 30036] as const;
+const MODES_WITH_MS: readonly FaultMode[] = ['list_lag', 'receipt_delay'];
 
 function isFaultMode(value: unknown): value is FaultMode {
-  return typeof value === 'string' && (FAULT_MODES as readonly string[]).includes(value);
+  return typeof value === 'string' && (ALL_FAULT_MODES as readonly string[]).includes(value);
 }
+
+const isSendMode = (mode: FaultMode): mode is SendFaultMode =>
+  (SEND_FAULT_MODES as readonly string[]).includes(mode);
 
 function parseOne(input: unknown, index: number): FaultPlan | string {
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     return `plan ${index}: not an object`;
   const raw = input as Record<string, unknown>;
-  if (!isFaultMode(raw.mode)) return `plan ${index}: mode must be one of ${FAULT_MODES.join(', ')}`;
+  if (!isFaultMode(raw.mode)) return `plan ${index}: mode must be one of ${ALL_FAULT_MODES.join(', ')}`;
   const count = raw.count;
   if (count !== undefined && count !== null && !(Number.isInteger(count) && (count as number) > 0)) {
     return `plan ${index}: count must be a positive integer`;
@@ -64,15 +108,28 @@ function parseOne(input: unknown, index: number): FaultPlan | string {
   if (retryAfter !== undefined && !(Number.isInteger(retryAfter) && (retryAfter as number) >= 0)) {
     return `plan ${index}: retry_after_seconds must be a non-negative integer`;
   }
+  const ms = raw.ms;
+  if (MODES_WITH_MS.includes(raw.mode) && !(Number.isInteger(ms) && (ms as number) > 0)) {
+    return `plan ${index}: ${raw.mode} needs ms, a positive integer`;
+  }
+  const errorCode = raw.error_code;
+  if (
+    errorCode !== undefined &&
+    !(typeof errorCode === 'number' && (NOT_SENT_CODES as readonly number[]).includes(errorCode))
+  ) {
+    return `plan ${index}: error_code must be one of ${NOT_SENT_CODES.join(', ')}`;
+  }
   return {
     mode: raw.mode,
     remaining: typeof count === 'number' ? count : null,
     probability: typeof probability === 'number' ? probability : 1,
     retryAfterSeconds: typeof retryAfter === 'number' ? retryAfter : DEFAULT_RETRY_AFTER_SECONDS,
+    ms: typeof ms === 'number' ? ms : 0,
+    errorCode: typeof errorCode === 'number' ? errorCode : NOT_SENT_CODES[0],
   };
 }
 
-/** Parses `{mode, count?, probability?, retry_after_seconds?}` or an array of them. */
+/** Parses `{mode, count?, probability?, retry_after_seconds?, ms?, error_code?}` or an array of them. */
 export function parseFaultPlans(input: unknown): ParsedPlans {
   const list = Array.isArray(input) ? input : [input];
   if (list.length === 0) return { ok: false, message: 'at least one plan is required' };
@@ -84,6 +141,9 @@ export function parseFaultPlans(input: unknown): ParsedPlans {
   }
   return { ok: true, plans };
 }
+
+/** The message faults that fired for one accepted message. */
+export type MessageFaults = Partial<Record<MessageFaultMode, FaultPlan>>;
 
 /** The active fault plans and their consumption. */
 export class FaultSchedule {
@@ -106,33 +166,55 @@ export class FaultSchedule {
       count: p.remaining,
       probability: p.probability,
       ...(p.mode === 'rate_limited' ? { retry_after_seconds: p.retryAfterSeconds } : {}),
+      ...(MODES_WITH_MS.includes(p.mode) ? { ms: p.ms } : {}),
+      ...(p.mode === 'fail_not_sent' ? { error_code: p.errorCode } : {}),
     }));
+  }
+
+  /** Whether a plan of `mode` is in the list (active or waiting in its lane). */
+  has(mode: FaultMode): boolean {
+    return this.plans.some((p) => p.mode === mode);
   }
 
   /**
    * `hang` holds every Messages API request (sends and lookups). Returns true, consuming one from
-   * the count, when the active plan is a hang that fires for this request.
+   * the count, when the active send-lane plan is a hang that fires for this request.
    */
   takeHang(): boolean {
-    const head = this.plans[0];
+    const head = this.head((p) => isSendMode(p.mode));
     if (head === undefined || head.mode !== 'hang') return false;
     return this.fire(head) !== null;
   }
 
-  /** The fault for one well-formed send, consuming one from the active plan's count; null = none. */
+  /** The send fault for one well-formed send, consuming one from the active plan's count; null = none. */
   takeForSend(): FaultPlan | null {
-    const head = this.plans[0];
+    const head = this.head((p) => isSendMode(p.mode));
     if (head === undefined || head.mode === 'hang') return null;
     return this.fire(head);
   }
 
-  private fire(head: FaultPlan): FaultPlan | null {
-    // probability 1 must always fire and 0 never: random() is in [0, 1).
-    if (!(this.random() < head.probability)) return null;
-    if (head.remaining !== null) {
-      head.remaining -= 1;
-      if (head.remaining <= 0) this.plans.shift();
+  /** The message faults for one accepted message: each lane's active plan, if it fires. */
+  takeForMessage(): MessageFaults {
+    const fired: MessageFaults = {};
+    for (const mode of MESSAGE_FAULT_MODES) {
+      const head = this.head((p) => p.mode === mode);
+      const plan = head === undefined ? null : this.fire(head);
+      if (plan !== null) fired[mode] = plan;
     }
-    return head;
+    return fired;
+  }
+
+  private head(inLane: (plan: FaultPlan) => boolean): FaultPlan | undefined {
+    return this.plans.find(inLane);
+  }
+
+  private fire(plan: FaultPlan): FaultPlan | null {
+    // probability 1 must always fire and 0 never: random() is in [0, 1).
+    if (!(this.random() < plan.probability)) return null;
+    if (plan.remaining !== null) {
+      plan.remaining -= 1;
+      if (plan.remaining <= 0) this.plans = this.plans.filter((p) => p !== plan);
+    }
+    return plan;
   }
 }

@@ -1,12 +1,14 @@
 /**
  * Runnable simulator: `tsx local/simulator/main.ts`. Environment: SIM_PORT (default 4010),
  * SIM_HOST (default 127.0.0.1), SIM_SENT_DELAY_MS and SIM_DELIVERED_DELAY_MS (status schedule),
- * FINGERPRINT_KEY (optional: the service's key, so ledger fingerprints match the API's views).
+ * FINGERPRINT_KEY (optional: the service's key, so ledger fingerprints match the API's views),
+ * PROVIDER_AUTH_TOKEN (the auth token requests must carry; default the local configuration's),
+ * SIM_EXTENSIONS=1 (adds the non-Twilio `status_callback` property to Message resources).
  * Stops on SIGINT/SIGTERM.
  */
 import { parseKey } from '../../shared/adapters/local-cipher.js';
 import { createFingerprinter } from '../../shared/domain/fingerprint.js';
-import { DEFAULT_STATUS_DELAYS, startSimulator } from './server.js';
+import { DEFAULT_AUTH_TOKEN, DEFAULT_STATUS_DELAYS, startSimulator } from './server.js';
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -25,6 +27,8 @@ const fingerprinter = fingerprintKey ? createFingerprinter(parseKey(fingerprintK
 const simulator = await startSimulator({
   port: intFromEnv('SIM_PORT', 4010),
   host: process.env.SIM_HOST ?? '127.0.0.1',
+  authToken: process.env.PROVIDER_AUTH_TOKEN || DEFAULT_AUTH_TOKEN,
+  extensions: process.env.SIM_EXTENSIONS === '1',
   statusDelaysMs: {
     sent: intFromEnv('SIM_SENT_DELAY_MS', DEFAULT_STATUS_DELAYS.sent),
     delivered: intFromEnv('SIM_DELIVERED_DELAY_MS', DEFAULT_STATUS_DELAYS.delivered),

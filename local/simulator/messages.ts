@@ -6,10 +6,22 @@
 export const API_VERSION = '2010-04-01';
 
 /** Twilio's status names for an outbound message, as far as the simulator produces them. */
-export type SimStatus = 'queued' | 'sent' | 'delivered' | 'failed';
+export type SimStatus = 'accepted' | 'queued' | 'sent' | 'delivered' | 'failed';
 
 /** Twilio error 30036: the message stayed queued longer than its ValidityPeriod and was not sent. */
 export const VALIDITY_EXPIRED = { code: 30036, message: 'Validity Period Expired' } as const;
+
+/** Twilio's documented "failed, never handed to a carrier" errors the `fail_not_sent` fault can produce. */
+export const NOT_SENT_ERRORS: Readonly<Record<number, string>> = {
+  30001: 'Queue overflow',
+  30036: VALIDITY_EXPIRED.message,
+};
+
+/** The sender a messaging service's pool assigns (the simulator's pool has one number). */
+export const POOL_SENDER = '+15005550006';
+
+/** What the receipt faults did to a message's status callbacks. */
+export type ReceiptFault = 'none' | 'lost' | 'duplicated' | 'delayed';
 
 /** One accepted message. Holds the number and body in memory only, because Twilio's API returns them. */
 export interface StoredMessage {
@@ -18,8 +30,12 @@ export interface StoredMessage {
   readonly sid: string;
   readonly accountSid: string;
   readonly to: string;
+  /** The `From` given, or empty when a messaging service assigns it ({@link POOL_SENDER}, once sent). */
   readonly from: string;
-  readonly body: string;
+  /** The `MessagingServiceSid` given, or null. */
+  readonly messagingServiceSid?: string | null;
+  /** Mutable: message redaction (`POST Body=""`) blanks it. */
+  body: string;
   readonly validityPeriodSeconds: number;
   readonly statusCallback: string | null;
   readonly clientReference: string | null;
@@ -28,6 +44,15 @@ export interface StoredMessage {
   readonly numSegments: number;
   /** Status timeline relative to acceptance, fixed at acceptance. */
   readonly timeline: readonly StatusEvent[];
+  /** Stored under Message Redaction (the `redaction` fault): numbers masked, body blank, in every read. */
+  readonly redacted?: boolean;
+  /** Invisible to list reads (not to fetch by sid) before this instant (the `list_lag` fault). */
+  readonly listVisibleAt?: number;
+  /** Deleted through the API: gone from reads, still in the ledger (it was sent all the same). */
+  deleted?: boolean;
+  /** Extra delay of every status callback, in ms (the `receipt_delay` fault). */
+  readonly receiptDelayMs?: number;
+  readonly receiptFault?: ReceiptFault;
 }
 
 export interface StatusEvent {
@@ -51,10 +76,22 @@ export function timelineFor(
   acceptedAt: number,
   validityPeriodSeconds: number,
   delays: StatusDelays,
+  notSentCode?: number,
 ): StatusEvent[] {
   const sentAt = acceptedAt + delays.sent;
   const deliveredAt = acceptedAt + Math.max(delays.delivered, delays.sent);
   const validUntil = acceptedAt + validityPeriodSeconds * 1000;
+  if (notSentCode !== undefined) {
+    // The `fail_not_sent` fault: failed in Twilio's queue, at the time it would have been sent.
+    return [
+      {
+        at: Math.min(sentAt, validUntil),
+        status: 'failed',
+        errorCode: notSentCode,
+        errorMessage: NOT_SENT_ERRORS[notSentCode] ?? 'Queue overflow',
+      },
+    ];
+  }
   if (sentAt > validUntil) {
     return [
       {
@@ -91,7 +128,8 @@ export function stateAt(
   }
   if (current === undefined) {
     return {
-      status: 'queued',
+      // A messaging service message is `accepted` until a sender from the pool is assigned.
+      status: message.messagingServiceSid ? 'accepted' : 'queued',
       updatedAt: message.acceptedAt,
       sentAt: null,
       errorCode: null,
@@ -126,35 +164,51 @@ export function messagePath(accountSid: string, sid: string): string {
   return `/${API_VERSION}/Accounts/${accountSid}/Messages/${sid}.json`;
 }
 
-/** The Message resource in Twilio's JSON shape, plus the documented extension `status_callback`. */
-export function toTwilioJson(message: StoredMessage, now: number): Record<string, unknown> {
+/** Message Redaction's masking: the last four digits of a phone number become `XXXX`. */
+export function maskNumber(value: string): string {
+  return /^\+?\d{5,}$/.test(value) ? `${value.slice(0, -4)}XXXX` : value;
+}
+
+/**
+ * The Message resource with exactly the properties of Twilio's `api.v2010.account.message` schema.
+ * `extensions` adds `status_callback`, which Twilio's resource does NOT have (opt-in, for old tools).
+ */
+export function toTwilioJson(
+  message: StoredMessage,
+  now: number,
+  extensions = false,
+): Record<string, unknown> {
   const state = stateAt(message, now);
-  return {
+  const redacted = message.redacted === true;
+  const from = message.from !== '' ? message.from : state.sentAt === null ? null : POOL_SENDER;
+  const json: Record<string, unknown> = {
     account_sid: message.accountSid,
     api_version: API_VERSION,
-    body: message.body,
+    body: redacted ? '' : message.body,
     date_created: rfc2822(message.acceptedAt),
     date_sent: state.sentAt === null ? null : rfc2822(state.sentAt),
     date_updated: rfc2822(state.updatedAt),
     direction: 'outbound-api',
     error_code: state.errorCode,
     error_message: state.errorMessage,
-    from: message.from,
-    messaging_service_sid: null,
+    from: from !== null && redacted ? maskNumber(from) : from,
+    messaging_service_sid: message.messagingServiceSid ?? null,
     num_media: '0',
-    num_segments: String(message.numSegments),
+    // Twilio reports 0 segments for a messaging service message until a sender is assigned.
+    num_segments: message.messagingServiceSid && state.sentAt === null ? '0' : String(message.numSegments),
     price: null,
     price_unit: 'USD',
     sid: message.sid,
     status: state.status,
     subresource_uris: {
       media: `/${API_VERSION}/Accounts/${message.accountSid}/Messages/${message.sid}/Media.json`,
+      feedback: `/${API_VERSION}/Accounts/${message.accountSid}/Messages/${message.sid}/Feedback.json`,
     },
-    to: message.to,
+    to: redacted ? maskNumber(message.to) : message.to,
     uri: messagePath(message.accountSid, message.sid),
-    // Extension (not in Twilio's resource): lets a client find its message by client reference.
-    status_callback: message.statusCallback,
   };
+  if (extensions) json.status_callback = message.statusCallback;
+  return json;
 }
 
 /** The ledger view: no number, no body. */
@@ -169,5 +223,9 @@ export function toLedgerEntry(message: StoredMessage, now: number): Record<strin
     error_code: state.errorCode,
     validity_period_seconds: message.validityPeriodSeconds,
     account_sid: message.accountSid,
+    messaging_service_sid: message.messagingServiceSid ?? null,
+    redacted: message.redacted === true,
+    deleted: message.deleted === true,
+    receipts: message.receiptFault ?? 'none',
   };
 }

@@ -1,32 +1,43 @@
 /**
- * Provider simulator: a real HTTP server speaking a Twilio-compatible subset of the Messages API,
- * with a ledger of accepted messages and socket-level fault injection (DESIGN.md section 8).
+ * Provider simulator: a real HTTP server speaking the subset of Twilio's Messages API the service
+ * uses, as Twilio documents it (OpenAPI: ../shared/reference/twilio/), with a ledger of accepted
+ * messages and fault injection (DESIGN.md section 8). It must never be better than Twilio.
  *
- * Messages API (Basic auth required, any sid/token):
- * - `POST /2010-04-01/Accounts/{AccountSid}/Messages.json` (form: To, From, Body, ValidityPeriod,
- *   StatusCallback) -> 201 Message | 400/401/429/5xx with Twilio's `{code, message, more_info, status}`.
- * - `GET  /2010-04-01/Accounts/{AccountSid}/Messages/{Sid}.json` -> 200 Message | 404 (20404).
- * - `GET  /2010-04-01/Accounts/{AccountSid}/Messages.json?To=&From=&DateSent>=&PageSize=&Page=&PageToken=`
- *   -> Twilio's list page, most recent first, keyset pagination through `next_page_uri`.
+ * Messages API (Basic auth: the account sid and the simulator's auth token; else 401, code 20003):
+ * - `POST /2010-04-01/Accounts/{AccountSid}/Messages.json` (form: To, From and/or
+ *   MessagingServiceSid, Body, ValidityPeriod, StatusCallback) -> 201 Message | 400/401/429/5xx
+ *   with Twilio's error shape `{code, message, more_info, status}`.
+ * - `GET  .../Messages/{Sid}.json` -> 200 Message | 404 (20404).
+ * - `POST .../Messages/{Sid}.json` with `Body=""` -> 200 Message with the body redacted (Twilio's
+ *   only body update); `DELETE .../Messages/{Sid}.json` -> 204 (gone from reads; the ledger keeps it).
+ * - `GET  .../Messages.json?To=&From=&DateSent=&DateSent<=&DateSent>=&PageSize=&Page=&PageToken=`
+ *   -> Twilio's list page, newest first, keyset pagination through `next_page_uri`. `DateSent`
+ *   filters are whole GMT days (`YYYY-MM-DD`; a date-time counts as its day), inclusive, on
+ *   `date_sent`, which is null until the message is sent, so queued messages never match them.
  *
  * Behaviour worth knowing:
- * - Status is computed lazily from the acceptance time: `queued`, then `sent` after
- *   `statusDelaysMs.sent`, `delivered` after `statusDelaysMs.delivered`. When the ValidityPeriod
- *   ends before the send time, the message becomes `failed` with error 30036 (Validity Period
- *   Expired) at the end of the validity, and is never sent, as Twilio does.
- * - `DateSent` filters apply to `date_sent`, which is null until the message is sent: a queued
- *   message is not listed by a `DateSent` query (Twilio's semantics).
- * - Extension: every Message carries `status_callback` (the URL given on creation, or null).
+ * - A Message carries exactly the properties of Twilio's Message schema: no callback URL, no
+ *   reference. `extensions: true` adds `status_callback` (NOT Twilio; for old tools only).
+ * - Status is computed lazily from the acceptance time: `queued` (`accepted` for a messaging
+ *   service, whose `from` is null until the pool assigns one), then `sent`, then `delivered`.
+ *   When the ValidityPeriod ends before the send time, the message becomes `failed` with error
+ *   30036 at the end of the validity, and is never sent, as Twilio does.
  * - Status callbacks (sent, delivered, failed) are POSTed form-encoded (AccountSid, ApiVersion,
- *   MessageSid, MessageStatus, SmsSid, SmsStatus, ErrorCode?) with an `X-Twilio-Signature` made
- *   with the auth token of the creating request; best effort, never failing the simulator. The
- *   simulator itself accepts callbacks at `POST /_callbacks/status` (listed at `/_sim/callbacks`).
+ *   From, To, MessageSid, MessageStatus, SmsSid, SmsStatus, MessagingServiceSid?, ErrorCode?) with
+ *   `X-Twilio-Signature` (HMAC-SHA1 of the full URL and the sorted parameters, keyed with the auth
+ *   token) and `I-Twilio-Idempotency-Token` (the same for a re-delivery). Best effort, never failing
+ *   the simulator. The simulator accepts callbacks itself at `POST /_callbacks/status` (listed,
+ *   without numbers, at `/_sim/callbacks`).
+ * - Message Redaction (the `redaction` fault) is applied when a message is stored: reads show the
+ *   numbers' last 4 digits as XXXX and a blank body, and a `To` filter no longer matches it.
  * - Twilio's magic test destinations are rejected with their documented codes: +15005550001
  *   (21211), +15005550002 (21612), +15005550003 (21408), +15005550004 (21610), +15005550009 (21614).
  *
- * Control API: see {@link startSimulator}. Faults apply to well-formed, authenticated sends (an
- * invalid send gets its 400 and consumes nothing), except `hang`, which holds every Messages API
- * request (sends and lookups) before authentication and counts every request it holds.
+ * Control API (provider-neutral): see {@link startSimulator}. Send faults apply to well-formed,
+ * authenticated sends (an invalid send gets its 400 and consumes nothing), except `hang`, which
+ * holds every Messages API request (sends and lookups) before authentication and counts every
+ * request it holds. Message faults apply to each accepted message (see ./faults.ts).
+ * Other protocols (e.g. AWS) mount in front of the Twilio routes through `handlers`.
  *
  * Privacy: log lines carry only sids, client references and codes; the ledger carries a
  * destination fingerprint, never the number or the body.
@@ -40,6 +51,9 @@ import { loopbackOnly, refuseForeignHost } from '../runtime/loopback.js';
 import { type FaultMode, FaultSchedule, parseFaultPlans } from './faults.js';
 import {
   API_VERSION,
+  maskNumber,
+  POOL_SENDER,
+  type ReceiptFault,
   type StatusDelays,
   type StatusEvent,
   type StoredMessage,
@@ -69,7 +83,37 @@ export interface SimulatorOptions {
    * Give a `fingerprint` that is stable across restarts, or reloaded messages cannot be matched by number.
    */
   readonly ledgerFile?: string;
+  /** The auth token every Messages API request must carry; default {@link DEFAULT_AUTH_TOKEN}. */
+  readonly authToken?: string;
+  /** Adds the non-Twilio `status_callback` property to Message resources. Default false. */
+  readonly extensions?: boolean;
+  /**
+   * Request handlers tried, in order, before the Twilio routes (after the control API): a second
+   * protocol (e.g. AWS) mounts here. A handler returns true when it answered the request.
+   */
+  readonly handlers?: readonly SimulatorHandler[];
+  /** Random source of the fault probabilities; default Math.random. */
+  readonly random?: () => number;
 }
+
+/** What a mounted protocol handler may use: the shared fault plans, the log and the ledger. */
+export interface SimulatorContext {
+  readonly faults: FaultSchedule;
+  readonly log: (line: string) => void;
+  readonly fingerprint: (e164: string) => string;
+  /** Adds an entry to the provider-neutral ledger (`GET /_sim/messages`); never a number or a body. */
+  readonly addLedgerEntry: (entry: Readonly<Record<string, unknown>>) => void;
+  /** Called on `POST /_sim/reset`. */
+  readonly onReset: (listener: () => void) => void;
+}
+
+/** A request handler mounted before the Twilio routes; true = it answered. */
+export type SimulatorHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  context: SimulatorContext,
+) => boolean | Promise<boolean>;
 
 /** A started simulator. */
 export interface RunningSimulator {
@@ -78,6 +122,8 @@ export interface RunningSimulator {
   readonly port: number;
   /** Closes the listener and destroys every open socket, held requests included. Idempotent. */
   stop(): Promise<void>;
+  /** Mounts one more handler before the Twilio routes (after those given in the options). */
+  use(handler: SimulatorHandler): void;
 }
 
 /** One send request as `/_sim/requests` lists it. */
@@ -96,11 +142,17 @@ interface CallbackRecord {
   readonly received_at: string;
   readonly client_reference: string | null;
   readonly query: string;
+  /** The posted parameters without To, From and Body (personal data). */
   readonly params: Record<string, string>;
   readonly signature: string | null;
+  /** Whether `X-Twilio-Signature` verifies with the simulator's auth token over the URL as received. */
+  readonly signature_valid: boolean;
+  readonly idempotency_token: string | null;
 }
 
 export const DEFAULT_STATUS_DELAYS: StatusDelays = { sent: 200, delivered: 1000 };
+/** The default auth token: the local configuration's default `PROVIDER_AUTH_TOKEN`. */
+export const DEFAULT_AUTH_TOKEN = 'simulator-token';
 /** Where the simulator accepts status callbacks addressed to itself. */
 export const CALLBACK_SINK_PATH = '/_callbacks/status';
 
@@ -135,7 +187,7 @@ function defaultFingerprinter(): (e164: string) => string {
 }
 
 /** Twilio's request signature: HMAC-SHA1(token, url + sorted key/value pairs), base64. */
-function twilioSignature(authToken: string, url: string, params: URLSearchParams): string {
+export function twilioSignature(authToken: string, url: string, params: URLSearchParams): string {
   const pairs = [...params.entries()].sort(([a, av], [b, bv]) =>
     a === b ? (av < bv ? -1 : 1) : a < b ? -1 : 1,
   );
@@ -212,8 +264,11 @@ function validateSend(form: URLSearchParams): TwilioErrorSpec | null {
   const to = form.get('To');
   const body = form.get('Body');
   if (to === null || to === '') return [21604, "A 'To' phone number is required."];
-  if (form.get('From') === null || form.get('From') === '')
+  const service = form.get('MessagingServiceSid');
+  if ((form.get('From') ?? '') === '' && (service ?? '') === '')
     return [21603, "A 'From' phone number is required."];
+  if (service !== null && service !== '' && !/^MG[0-9a-fA-F]{32}$/.test(service))
+    return [21701, 'The Messaging Service Sid is invalid.'];
   if (body === null || body === '') return [21602, 'Message body is required.'];
   // Deliberately does not echo the number (Twilio does; our logs must not see it).
   if (!E164.test(to)) return [21211, "The 'To' number is not a valid phone number."];
@@ -240,49 +295,65 @@ function validateSend(form: URLSearchParams): TwilioErrorSpec | null {
   return MAGIC_DESTINATIONS[to] ?? null;
 }
 
-/** `DateSent` bounds: a date is a whole UTC day; an ISO date-time is an instant. */
-function parseDateBound(value: string): { from: number; to: number } | null {
-  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) {
-    const start = Date.parse(`${value}T00:00:00Z`);
-    return Number.isNaN(start) ? null : { from: start, to: start + DAY_MS };
-  }
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value)) return null;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : { from: at, to: at + 1 };
+/**
+ * A `DateSent` value as the whole GMT day it names: `YYYY-MM-DD`, or a date-time (ISO 8601 as the
+ * twilio client sends it, or RFC 2822), of which only the day counts (Twilio filters by date).
+ */
+function parseDay(value: string): { from: number; to: number } | null {
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Date.parse(value);
+  if (Number.isNaN(day)) return null;
+  const start = Math.floor(day / DAY_MS) * DAY_MS;
+  return { from: start, to: start + DAY_MS };
 }
 
 const LIST_FILTERS = ['To', 'From', 'DateSent', 'DateSent>', 'DateSent<'] as const;
 
 /**
- * Starts the simulator. Control API (JSON):
+ * Reads a ledger file written by a previous run; a missing file is an empty ledger. A message is
+ * appended again when it changes (deleted), so the last line of a sid wins.
+ */
+function loadLedger(file: string): StoredMessage[] {
+  if (!existsSync(file)) return [];
+  const bySid = new Map<string, StoredMessage>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    const message = JSON.parse(line) as StoredMessage;
+    bySid.set(message.sid, message);
+  }
+  return [...bySid.values()].sort((a, b) => a.seq - b.seq);
+}
+
+/** Twilio's 401: missing or wrong credentials. */
+const AUTHENTICATE: TwilioErrorSpec = [20003, 'Authenticate'];
+
+/**
+ * Starts the simulator. Control API (JSON, provider-neutral):
  * - `GET /_sim/health`; `GET /_sim/messages[?client_reference=]` -> `{messages: [{id, client_reference,
- *   destination_fingerprint, accepted_at, status, error_code, validity_period_seconds, account_sid}]}`;
+ *   destination_fingerprint, accepted_at, status, error_code, validity_period_seconds, account_sid,
+ *   messaging_service_sid, redacted, deleted, receipts}]}` (the ledger: every accepted message, deleted
+ *   ones included, since they were sent all the same);
  * - `GET /_sim/requests` -> `{requests: [{received_at, client_reference, fault, outcome, message_id, http_status}]}`
  *   (every send request, in arrival order);
  * - `GET /_sim/callbacks`; `GET|POST|DELETE /_sim/faults` (POST takes `{mode, count?, probability?,
- *   retry_after_seconds?}` or an array of them, replacing the current plans); `POST /_sim/reset`
- *   (clears ledger, requests, callbacks, faults and pending callbacks; held requests stay held).
+ *   retry_after_seconds?, ms?, error_code?}` or an array of them, replacing the current plans);
+ *   `POST /_sim/reset` (clears ledger, requests, callbacks, faults and pending callbacks; held
+ *   requests stay held).
  */
-/** Reads a ledger file written by a previous run; a missing file is an empty ledger. */
-function loadLedger(file: string): StoredMessage[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as StoredMessage);
-}
-
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
   const host = loopbackOnly(options.host);
   const delays = options.statusDelaysMs ?? DEFAULT_STATUS_DELAYS;
   const fingerprint = options.fingerprint ?? defaultFingerprinter();
+  const authToken = options.authToken ?? DEFAULT_AUTH_TOKEN;
+  const extensions = options.extensions === true;
   const log = (line: string) => options.log?.(`[sim] ${line}`);
 
   const messages: StoredMessage[] = [];
   const bySid = new Map<string, StoredMessage>();
   const requests: RequestRecord[] = [];
   const callbacks: CallbackRecord[] = [];
-  const faults = new FaultSchedule();
+  const externalLedger: Readonly<Record<string, unknown>>[] = [];
+  const resetListeners: Array<() => void> = [];
+  const faults = new FaultSchedule(options.random);
   const timers = new Set<NodeJS.Timeout>();
   const held = new Set<ServerResponse>();
   const stopping = new AbortController();
@@ -294,6 +365,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       seq = Math.max(seq, message.seq);
     }
   }
+  const persist = (message: StoredMessage) => {
+    if (options.ledgerFile)
+      appendFileSync(options.ledgerFile, `${JSON.stringify({ ...message, to: '', body: '' })}\n`);
+  };
+  const context: SimulatorContext = {
+    faults,
+    log,
+    fingerprint,
+    addLedgerEntry: (entry) => externalLedger.push(entry),
+    onReset: (listener) => resetListeners.push(listener),
+  };
+  const handlers: SimulatorHandler[] = [...(options.handlers ?? [])];
 
   const hold = (res: ServerResponse, what: string) => {
     // Never answered: the socket stays open until the client gives up or stop() destroys it.
@@ -302,17 +385,27 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     log(`holding ${what}`);
   };
 
-  const postCallback = async (message: StoredMessage, event: StatusEvent, authToken: string) => {
+  const authorised = (req: IncomingMessage, accountSid: string): boolean => {
+    const auth = credentials(req);
+    return auth !== null && auth.sid === accountSid && auth.token === authToken;
+  };
+
+  const postCallback = async (message: StoredMessage, event: StatusEvent, token: string) => {
     const url = message.statusCallback;
     if (url === null) return;
+    const redacted = message.redacted === true;
+    const from = message.from !== '' ? message.from : POOL_SENDER;
     const params = new URLSearchParams({
       AccountSid: message.accountSid,
       ApiVersion: API_VERSION,
+      From: redacted ? maskNumber(from) : from,
       MessageSid: message.sid,
       MessageStatus: event.status,
       SmsSid: message.sid,
       SmsStatus: event.status,
+      To: redacted ? maskNumber(message.to) : message.to,
     });
+    if (message.messagingServiceSid) params.set('MessagingServiceSid', message.messagingServiceSid);
     if (event.errorCode !== null) params.set('ErrorCode', String(event.errorCode));
     try {
       const response = await fetch(url, {
@@ -320,6 +413,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
           'x-twilio-signature': twilioSignature(authToken, url, params),
+          'i-twilio-idempotency-token': token,
         },
         body: params.toString(),
         signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(CALLBACK_TIMEOUT_MS)]),
@@ -332,27 +426,41 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
   };
 
-  const scheduleCallbacks = (message: StoredMessage, authToken: string) => {
-    if (message.statusCallback === null) return;
+  const scheduleCallbacks = (message: StoredMessage) => {
+    if (message.statusCallback === null || message.receiptFault === 'lost') return;
+    const copies = message.receiptFault === 'duplicated' ? 2 : 1;
     for (const event of message.timeline) {
-      const timer = setTimeout(
-        () => {
-          timers.delete(timer);
-          void postCallback(message, event, authToken);
-        },
-        Math.max(0, event.at - Date.now()),
-      );
-      timer.unref();
-      timers.add(timer);
+      // One token per event: a re-delivery of the same event carries the same token.
+      const token = `${message.sid}-${event.status}-${randomBytes(6).toString('hex')}`;
+      for (let copy = 0; copy < copies; copy += 1) {
+        const timer = setTimeout(
+          () => {
+            timers.delete(timer);
+            void postCallback(message, event, token);
+          },
+          Math.max(0, event.at + (message.receiptDelayMs ?? 0) + copy * 50 - Date.now()),
+        );
+        timer.unref();
+        timers.add(timer);
+      }
     }
   };
 
-  const accept = (accountSid: string, form: URLSearchParams, authToken: string): StoredMessage => {
+  const accept = (accountSid: string, form: URLSearchParams): StoredMessage => {
     const acceptedAt = Date.now();
     const to = form.get('To') ?? '';
     const body = form.get('Body') ?? '';
     const validity = Number(form.get('ValidityPeriod') ?? MAX_VALIDITY_SECONDS);
     const statusCallback = form.get('StatusCallback');
+    const service = form.get('MessagingServiceSid');
+    const fired = faults.takeForMessage();
+    const receiptFault: ReceiptFault = fired.receipt_loss
+      ? 'lost'
+      : fired.receipt_duplicate
+        ? 'duplicated'
+        : fired.receipt_delay
+          ? 'delayed'
+          : 'none';
     seq += 1;
     const message: StoredMessage = {
       seq,
@@ -360,6 +468,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       accountSid,
       to,
       from: form.get('From') ?? '',
+      messagingServiceSid: service === null || service === '' ? null : service,
       body,
       validityPeriodSeconds: validity,
       statusCallback,
@@ -367,13 +476,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       destinationFingerprint: fingerprint(to),
       acceptedAt,
       numSegments: segmentCount(body),
-      timeline: timelineFor(acceptedAt, validity, delays),
+      timeline: timelineFor(acceptedAt, validity, delays, fired.fail_not_sent?.errorCode),
+      redacted: fired.redaction !== undefined,
+      listVisibleAt: acceptedAt + (fired.list_lag?.ms ?? 0),
+      receiptDelayMs: fired.receipt_delay?.ms ?? 0,
+      receiptFault,
     };
     messages.push(message);
     bySid.set(message.sid, message);
-    if (options.ledgerFile)
-      appendFileSync(options.ledgerFile, `${JSON.stringify({ ...message, to: '', body: '' })}\n`);
-    scheduleCallbacks(message, authToken);
+    persist(message);
+    scheduleCallbacks(message);
+    const applied = Object.keys(fired);
+    if (applied.length > 0) log(`message faults sid=${message.sid} ${applied.join(',')}`);
     return message;
   };
 
@@ -400,9 +514,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       twilioError(res, status, spec, headers);
     };
     if (raw === null) return answer(413, [20001, 'Request body too large'], { connection: 'close' });
-    const auth = credentials(req);
-    if (auth === null)
-      return answer(401, [20003, 'Authenticate'], { 'www-authenticate': 'Basic realm="Twilio API"' });
+    if (!authorised(req, accountSid))
+      return answer(401, AUTHENTICATE, { 'www-authenticate': 'Basic realm="Twilio API"' });
     const invalid = validateSend(form);
     if (invalid !== null) return answer(400, invalid);
 
@@ -420,7 +533,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       default:
         break;
     }
-    const message = accept(accountSid, form, auth.token);
+    const message = accept(accountSid, form);
     record.outcome = 'recorded';
     record.message_id = message.sid;
     log(`send accepted sid=${message.sid} client_reference=${ref}${fault ? ` fault=${fault.mode}` : ''}`);
@@ -431,7 +544,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       return twilioError(res, 500, [20500, 'Internal Server Error']);
     }
     record.http_status = 201;
-    sendJson(res, 201, toTwilioJson(message, Date.now()));
+    // The create answer is the request's own echo: redaction shows in later reads, as Twilio stores it.
+    sendJson(res, 201, toTwilioJson({ ...message, redacted: false }, Date.now(), extensions));
+  };
+
+  /** Whether a stored message matches a number filter (stored masked under redaction). */
+  const numberMatches = (stored: string, wanted: string, reloadedFingerprint?: string) => {
+    if (stored === '' && reloadedFingerprint !== undefined)
+      return reloadedFingerprint === fingerprint(wanted);
+    return stored === wanted;
   };
 
   const handleList = (res: ServerResponse, accountSid: string, query: URLSearchParams) => {
@@ -446,30 +567,35 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, Number(pageSizeRaw ?? DEFAULT_PAGE_SIZE)));
     const page = Number(pageRaw ?? 0);
 
-    const exactDay = query.get('DateSent');
-    const after = query.get('DateSent>');
-    const before = query.get('DateSent<');
-    const bounds = [exactDay, after, before].map((v) => (v === null ? null : parseDateBound(v)));
-    if (bounds.some((b, i) => b === null && [exactDay, after, before][i] !== null))
-      return invalid('DateSent');
-    const [onDay, fromBound, toBound] = bounds;
+    const raw = LIST_FILTERS.slice(2).map((key) => query.get(key));
+    const days = raw.map((v) => (v === null ? null : parseDay(v)));
+    if (days.some((d, i) => d === null && raw[i] !== null)) return invalid('DateSent');
+    const [onDay, onOrAfter, onOrBefore] = days;
     const to = query.get('To');
     const from = query.get('From');
     const now = Date.now();
 
     const matching = messages
       .filter((m) => {
-        if (m.accountSid !== accountSid) return false;
-        // Messages reloaded from the ledger file carry only the fingerprint of their number.
-        if (to !== null && m.to !== to && !(m.to === '' && m.destinationFingerprint === fingerprint(to)))
-          return false;
-        if (from !== null && m.from !== from) return false;
-        if (onDay || fromBound || toBound) {
+        if (m.accountSid !== accountSid || m.deleted === true) return false;
+        // Lists are not read-after-write consistent (the list_lag fault); a fetch by sid is.
+        if (m.listVisibleAt !== undefined && now < m.listVisibleAt) return false;
+        const redacted = m.redacted === true;
+        if (to !== null) {
+          const stored = redacted ? maskNumber(m.to) : m.to;
+          // Messages reloaded from the ledger file carry only the fingerprint of their number.
+          if (!numberMatches(stored, to, redacted ? undefined : m.destinationFingerprint)) return false;
+        }
+        if (from !== null) {
+          const sender = m.from !== '' ? m.from : stateAt(m, now).sentAt === null ? '' : POOL_SENDER;
+          if ((redacted ? maskNumber(sender) : sender) !== from) return false;
+        }
+        if (onDay || onOrAfter || onOrBefore) {
           const sentAt = stateAt(m, now).sentAt;
           if (sentAt === null) return false; // unsent messages have no date_sent (Twilio's semantics)
           if (onDay && (sentAt < onDay.from || sentAt >= onDay.to)) return false;
-          if (fromBound && sentAt < fromBound.from) return false;
-          if (toBound && sentAt >= toBound.to) return false;
+          if (onOrAfter && sentAt < onOrAfter.from) return false;
+          if (onOrBefore && sentAt >= onOrBefore.to) return false;
         }
         return true;
       })
@@ -499,7 +625,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       return `${base}?${params.toString()}`;
     };
     sendJson(res, 200, {
-      messages: items.map((m) => toTwilioJson(m, now)),
+      messages: items.map((m) => toTwilioJson(m, now, extensions)),
       uri: uriFor({ Page: String(page), ...(token === null ? {} : { PageToken: token }) }),
       first_page_uri: uriFor({ Page: '0' }),
       next_page_uri: hasMore ? uriFor({ Page: String(page + 1), PageToken: `PA${last.seq}` }) : null,
@@ -509,6 +635,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       start: startIndex,
       end: startIndex + Math.max(items.length, 1) - 1,
     });
+  };
+
+  /** `POST .../Messages/{Sid}.json`: Twilio allows `Body=""` (redaction) and `Status=canceled` (scheduled only). */
+  const handleUpdate = async (req: IncomingMessage, res: ServerResponse, message: StoredMessage) => {
+    const raw = await readBody(req);
+    if (raw === null) return twilioError(res, 413, [20001, 'Request body too large']);
+    const form = new URLSearchParams(raw);
+    const body = form.get('Body');
+    if (form.has('Status')) {
+      // No simulated message is scheduled, and only scheduled messages can be canceled.
+      return twilioError(res, 400, [30409, 'Message cannot be canceled: it is not scheduled']);
+    }
+    if (body !== '') return twilioError(res, 400, [20001, 'Body can only be updated to an empty string']);
+    message.body = '';
+    log(`redacted body sid=${message.sid}`);
+    return sendJson(res, 200, toTwilioJson(message, Date.now(), extensions));
   };
 
   const handleMessagesApi = async (
@@ -523,19 +665,27 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (accountSid === null || sid === null)
       return twilioError(res, 404, [20404, 'The requested resource was not found']);
     if (method === 'POST' && sid === undefined) return handleSend(req, res, accountSid);
-    if (method !== 'GET') return twilioError(res, 405, [20004, 'Method not allowed']);
-    if (faults.takeHang()) return hold(res, sid === undefined ? 'list (hang)' : `fetch sid=${sid} (hang)`);
-    if (credentials(req) === null) {
-      return twilioError(res, 401, [20003, 'Authenticate'], {
-        'www-authenticate': 'Basic realm="Twilio API"',
-      });
+    if (!['GET', 'POST', 'DELETE'].includes(method) || (sid === undefined && method !== 'GET'))
+      return twilioError(res, 405, [20004, 'Method not allowed']);
+    if (faults.takeHang())
+      return hold(res, sid === undefined ? 'list (hang)' : `${method} sid=${sid} (hang)`);
+    if (!authorised(req, accountSid)) {
+      return twilioError(res, 401, AUTHENTICATE, { 'www-authenticate': 'Basic realm="Twilio API"' });
     }
     if (sid === undefined) return handleList(res, accountSid, url.searchParams);
     const message = bySid.get(sid);
-    if (message === undefined || message.accountSid !== accountSid) {
+    if (message === undefined || message.accountSid !== accountSid || message.deleted === true) {
       return twilioError(res, 404, [20404, `The requested resource ${url.pathname} was not found`]);
     }
-    sendJson(res, 200, toTwilioJson(message, Date.now()));
+    if (method === 'POST') return handleUpdate(req, res, message);
+    if (method === 'DELETE') {
+      message.deleted = true;
+      persist(message);
+      log(`deleted sid=${message.sid}`);
+      res.writeHead(204).end();
+      return;
+    }
+    sendJson(res, 200, toTwilioJson(message, Date.now(), extensions));
   };
 
   const handleCallbackSink = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
@@ -544,12 +694,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const raw = await readBody(req);
     if (raw === null) return sendJson(res, 413, { code: 'too_large', message: 'body too large' });
     const signature = req.headers['x-twilio-signature'];
+    const token = req.headers['i-twilio-idempotency-token'];
+    const form = new URLSearchParams(raw);
+    const received = `http://${req.headers.host ?? 'localhost'}${req.url ?? url.pathname}`;
+    const params = Object.fromEntries(form);
+    for (const personal of ['To', 'From', 'Body']) delete params[personal];
     callbacks.push({
       received_at: new Date().toISOString(),
       client_reference: url.searchParams.get('client_reference'),
       query: url.search,
-      params: Object.fromEntries(new URLSearchParams(raw)),
+      params,
       signature: typeof signature === 'string' ? signature : null,
+      signature_valid:
+        typeof signature === 'string' && twilioSignature(authToken, received, form) === signature,
+      idempotency_token: typeof token === 'string' ? token : null,
     });
     res.writeHead(204).end();
   };
@@ -564,7 +722,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       case 'GET /_sim/messages': {
         const ref = url.searchParams.get('client_reference');
         const list = ref === null ? messages : messages.filter((m) => m.clientReference === ref);
-        return sendJson(res, 200, { messages: list.map((m) => toLedgerEntry(m, now)) });
+        const external =
+          ref === null ? externalLedger : externalLedger.filter((e) => e.client_reference === ref);
+        return sendJson(res, 200, { messages: [...list.map((m) => toLedgerEntry(m, now)), ...external] });
       }
       case 'GET /_sim/requests':
         return sendJson(res, 200, { requests });
@@ -598,9 +758,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         bySid.clear();
         requests.length = 0;
         callbacks.length = 0;
+        externalLedger.length = 0;
         faults.clear();
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
+        for (const listener of resetListeners) listener();
         log('reset');
         return sendJson(res, 200, { status: 'reset' });
       default:
@@ -611,6 +773,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
     if (url.pathname === '/_sim' || url.pathname.startsWith('/_sim/')) return handleControl(req, res, url);
+    for (const handler of handlers) if (await handler(req, res, url, context)) return;
     if (url.pathname === CALLBACK_SINK_PATH) return handleCallbackSink(req, res, url);
     const route = MESSAGES_ROUTE.exec(url.pathname);
     if (route === null) return twilioError(res, 404, [20404, 'The requested resource was not found']);
@@ -641,6 +804,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   return {
     url,
     port,
+    use(handler) {
+      handlers.push(handler);
+    },
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);

@@ -1,3 +1,4 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SNSClient } from '@aws-sdk/client-sns';
@@ -7,7 +8,34 @@ import type { Clock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
 import { NO_ABSENCE_PROOF, type SmsProvider } from '../domain/provider.js';
 import { createSnsProvider, SNS_CLIENT_CONFIG } from '../providers/sns/index.js';
-import { createTwilioProvider, TWILIO_CAPABILITIES } from '../providers/twilio/index.js';
+import {
+  checkTwilioSettings,
+  createTwilioProvider,
+  TWILIO_CAPABILITIES,
+  type TwilioAdapterEvent,
+} from '../providers/twilio/index.js';
+
+const eventLogger = new Logger({ serviceName: 'reset-notifier' });
+
+/**
+ * One log line (sid and cause only, never a number or a body) and one EMF metric per event, so an
+ * alarm can watch absence proofs being switched off.
+ */
+function reportTwilioEvent(event: TwilioAdapterEvent): void {
+  const metric = event.kind === 'redaction_observed' ? 'TwilioRedactionObserved' : 'TwilioListLagObserved';
+  eventLogger.warn('twilio absence proof disabled', {
+    event: event.kind,
+    message_sid: event.messageSid,
+    ...(event.kind === 'redaction_observed' ? { why: event.why } : { age_ms: event.ageMs }),
+    _aws: {
+      Timestamp: Date.now(),
+      CloudWatchMetrics: [
+        { Namespace: 'ResetNotifier', Dimensions: [[]], Metrics: [{ Name: metric, Unit: 'Count' }] },
+      ],
+    },
+    [metric]: 1,
+  });
+}
 
 async function buildProvider(
   config: ServiceConfig,
@@ -35,11 +63,18 @@ async function buildProvider(
     baseUrl: config.providerBaseUrl,
     accountSid: config.providerAccountSid,
     authToken,
-    from: config.providerFrom,
+    ...(config.providerFrom ? { from: config.providerFrom } : {}),
+    ...(config.providerMessagingServiceSid
+      ? { messagingServiceSid: config.providerMessagingServiceSid }
+      : {}),
+    // Empty when unset: the adapter refuses to start with a message naming the variable.
+    statusCallbackBase: config.providerStatusCallbackBase ?? '',
+    redaction: config.providerRedaction,
+    listLagAllowanceMs: config.providerListLagAllowanceMs,
     name: config.provider,
     lookupTimeoutMs: config.providerLookupTimeoutMs,
-    ...(config.providerStatusCallbackBase ? { statusCallbackBase: config.providerStatusCallbackBase } : {}),
     clock,
+    onEvent: (event) => reportTwilioEvent(event),
   });
 }
 
@@ -48,6 +83,15 @@ async function buildProvider(
  * next message. If it cannot be built, nothing was sent: `send` says so, `lookup` is inconclusive.
  */
 export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerprinter): SmsProvider {
+  // A Twilio provider without a callback base or a sender refuses to start (at cold start, not at
+  // the first message): a deployment error must be loud, not an endless provider_unavailable.
+  if (config.provider !== 'sns') {
+    checkTwilioSettings({
+      statusCallbackBase: config.providerStatusCallbackBase,
+      from: config.providerFrom,
+      messagingServiceSid: config.providerMessagingServiceSid,
+    });
+  }
   let built: Promise<SmsProvider> | undefined;
   const get = () => {
     built ??= buildProvider(config, clock, fingerprinter).catch((error: unknown) => {

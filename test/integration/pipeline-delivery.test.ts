@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DispatchStep } from '../../shared/usecases/dispatch-notification.js';
 import { InjectedCrashError } from '../../shared/usecases/errors.js';
-import { aRequestBody } from '../support/fixtures.js';
+import { aFreshCode, aRequestBody } from '../support/fixtures.js';
 import { expectConsistentTrail, type Pipeline, startPipeline } from '../support/pipeline-harness.js';
 
 /** Crashes the first dispatch of chosen keys at a chosen step, like a Lambda dying mid-flight. */
@@ -32,7 +32,7 @@ describe('crashes and duplicate deliveries', () => {
   for (const step of ['after_provider_call', 'before_outcome_write'] as const) {
     it(`a sender killed ${step.replaceAll('_', ' ')} leaves exactly one message`, async () => {
       // Prepare
-      const body = aRequestBody();
+      const body = aRequestBody({ params: { code: aFreshCode() } });
       const key = `crash-${step}-${Date.now()}`;
       crashPlan.set(key, step);
       // Act
@@ -55,7 +55,8 @@ describe('crashes and duplicate deliveries', () => {
     it(`a sender killed ${step.replaceAll('_', ' ')} still ends with exactly one message`, async () => {
       const key = `crash-${step}-${Date.now()}`;
       crashPlan.set(key, step);
-      await pipe.post(aRequestBody(), { 'idempotency-key': key });
+      // Each key its own code: after a crash the message is found by the code in its body.
+      await pipe.post(aRequestBody({ params: { code: aFreshCode() } }), { 'idempotency-key': key });
       await pipe.waitFor(key, ['delivered'], 30_000);
       expect(await pipe.messages(key)).toHaveLength(1);
     });

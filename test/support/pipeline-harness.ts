@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { expect, inject } from 'vitest';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local/stack.js';
-import { aRequestBody, uniqueName } from './fixtures.js';
+import { aFreshCode, aRequestBody, uniqueName } from './fixtures.js';
 
 /** Fast timings so a fault plays out in a second or two instead of a minute. */
 export const FAST_ENV = {
@@ -80,7 +80,8 @@ export async function startPipeline(options: Partial<LocalStackOptions> = {}) {
       });
     },
     async admit(overrides: Record<string, unknown> = {}): Promise<View> {
-      const response = await pipeline.post(aRequestBody(overrides));
+      // A fresh code per admission (see aFreshCode): content lookups tell keys apart by their secret.
+      const response = await pipeline.post(aRequestBody({ params: { code: aFreshCode() }, ...overrides }));
       expect(response.status).toBe(202);
       return json<View>(response);
     },

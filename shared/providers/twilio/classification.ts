@@ -51,8 +51,11 @@ export interface SendRule {
   readonly classify: (o: SendObservation) => SendOutcome;
 }
 
-/** A Twilio message sid: `SM` (or `MM` for MMS) and 32 hex digits. */
-export const MESSAGE_SID = /^(SM|MM)[0-9a-f]{32}$/;
+/**
+ * A Twilio message sid: `SM` (or `MM` for MMS) and 32 hex digits, either case (the pattern of the
+ * `sid` property in Twilio's OpenAPI document).
+ */
+export const MESSAGE_SID = /^(SM|MM)[0-9a-fA-F]{32}$/;
 
 /**
  * Twilio API error codes that say this command can never succeed as it is (destination or content).
@@ -66,14 +69,35 @@ export const PERMANENT_TWILIO_CODES: Readonly<Record<number, string>> = {
   21265: "'To' number cannot be a short code",
   21266: "'To' and 'From' cannot be the same",
   21407: 'phone number type does not support SMS',
-  21408: "SMS not enabled for the 'To' number's region",
   21602: 'message body is required',
   21604: "'To' phone number is required",
   21610: 'recipient unsubscribed (STOP)',
-  21612: "'To' number not reachable via SMS",
   21614: "'To' number is not a valid mobile number",
   21617: 'body exceeds 1600 characters',
   21624: 'invalid validity period',
+};
+
+/**
+ * Twilio API error codes that are our configuration, not the destination: the same command can
+ * succeed once the account is fixed. Retryable, with a detail of their own
+ * (`twilio:config:<code>`) so a metric can count them apart from transient refusals.
+ */
+export const CONFIGURATION_TWILIO_CODES: Readonly<Record<number, string>> = {
+  21408: "geo permissions: SMS to the 'To' number's region is not enabled on the account",
+  21612: "the 'From' sender cannot reach the 'To' number (sender/route configuration)",
+};
+
+/**
+ * Error codes with which a `failed` message was, by Twilio's documentation, never handed to a
+ * carrier, so the user cannot have received it:
+ * - 30001 Queue overflow: the sender's queue overflowed and the message failed after creation.
+ * - 30036 Validity Period Expired: the message outlived its ValidityPeriod in Twilio's queue and
+ *   "Twilio does not send the message".
+ * Any other `failed` or `undelivered` may have reached a carrier and reads as `undelivered`.
+ */
+export const NOT_SENT_ERROR_CODES: Readonly<Record<number, string>> = {
+  30001: "queue overflow: failed in Twilio's queue",
+  30036: "validity period expired in Twilio's queue",
 };
 
 /** Connection-stage failures: no connection existed, so no byte of the request was written. */
@@ -193,6 +217,16 @@ export const SEND_CLASSIFICATION: readonly SendRule[] = [
     why: 'a 4xx whose Twilio code is about the destination or the content: retrying cannot help',
     matches: (o) => is4xx(o) && Object.hasOwn(PERMANENT_TWILIO_CODES, twilioCode(o) ?? 0),
     classify: (o) => ({ kind: 'not_sent_permanent', detail: httpDetail(o) }),
+  },
+  {
+    id: 'rejected_configuration',
+    outcome: 'not_sent_retryable',
+    why: "a 4xx whose Twilio code is our account's configuration (geo permissions, sender route)",
+    matches: (o) => is4xx(o) && Object.hasOwn(CONFIGURATION_TWILIO_CODES, twilioCode(o) ?? 0),
+    classify: (o) => ({
+      kind: 'not_sent_retryable',
+      detail: `twilio:config:${isHttp(o) ? (twilioCode(o) ?? 0) : 0}`,
+    }),
   },
   {
     id: 'auth_rejected',
@@ -322,10 +356,25 @@ export const TWILIO_STATUS_MAP: Readonly<Record<string, ProviderStatus>> = {
   canceled: 'undelivered',
 };
 
-/** Normalises a Twilio status string (unknown strings read as `pending`). */
-export function normaliseStatus(status: unknown): ProviderStatus {
+/**
+ * Normalises a Twilio status string (unknown strings read as `pending`). With the message's
+ * `error_code`, a `failed` message with a {@link NOT_SENT_ERROR_CODES} code reads as `not_sent`.
+ */
+export function normaliseStatus(status: unknown, errorCode?: unknown): ProviderStatus {
+  if (status === 'failed' && isNotSentCode(errorCode)) return 'not_sent';
   return (
     (typeof status === 'string' && Object.hasOwn(TWILIO_STATUS_MAP, status) && TWILIO_STATUS_MAP[status]) ||
     'pending'
   );
+}
+
+/** Whether an `error_code` (number or numeric string) is one of {@link NOT_SENT_ERROR_CODES}. */
+function isNotSentCode(errorCode: unknown): boolean {
+  const code =
+    typeof errorCode === 'number'
+      ? errorCode
+      : typeof errorCode === 'string' && /^\d+$/.test(errorCode)
+        ? Number(errorCode)
+        : Number.NaN;
+  return Number.isInteger(code) && Object.hasOwn(NOT_SENT_ERROR_CODES, code);
 }

@@ -1,8 +1,10 @@
 /** Twilio provider adapter: the port implementation, its classification table and callback helpers. */
 export {
+  CONFIGURATION_TWILIO_CODES,
   classifySend,
   MESSAGE_SID,
   matchSendRule,
+  NOT_SENT_ERROR_CODES,
   normaliseStatus,
   observeTransportError,
   PERMANENT_TWILIO_CODES,
@@ -15,13 +17,19 @@ export {
   type TwilioBody,
 } from './classification.js';
 export {
+  bodyCarriesSecret,
+  checkTwilioSettings,
   createTwilioProvider,
+  DEFAULT_CANARY_INTERVAL_MS,
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_LIST_LAG_ALLOWANCE_MS,
   DEFAULT_LOOKUP_MAX_PAGES,
   DEFAULT_LOOKUP_PAGE_SIZE,
   DEFAULT_LOOKUP_TIMEOUT_MS,
-  NOT_BEFORE_SKEW_MS,
   TWILIO_CAPABILITIES,
   TWILIO_MAX_VALIDITY_SECONDS,
+  TWILIO_MIN_VALIDITY_SECONDS,
+  type TwilioAdapterEvent,
   type TwilioProviderOptions,
 } from './provider.js';
 export {

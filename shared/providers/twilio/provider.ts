@@ -4,12 +4,15 @@
  * - One HTTP call per send, bounded by an AbortSignal at `command.deadline`, never retried here
  *   (retrying a create-message POST is how duplicates happen; the state machine decides retries),
  *   redirects never followed (a followed 307 would re-POST).
- * - `ValidityPeriod` is the command's remaining token life, capped at Twilio's maximum (36000 s),
- *   so Twilio will not deliver a stale reset either.
- * - `StatusCallback` carries `client_reference` as a query parameter: Twilio has no client
- *   reference field, and the callback URL is the only caller-chosen value a message keeps.
- * - Lookups only read (GET). By sid when one came back; otherwise by listing every message to the
- *   number and matching the `status_callback` extension (see {@link TwilioProviderOptions}).
+ * - `ValidityPeriod` is the command's remaining token life, capped at Twilio's maximum (36000 s)
+ *   and never under {@link TWILIO_MIN_VALIDITY_SECONDS} (Twilio recommends more than 5 s).
+ * - `StatusCallback` = `<statusCallbackBase>?client_reference=<key>#<attempt>`: Twilio has no
+ *   client reference field, and the callback URL is the only place our reference comes back next
+ *   to the sid (in the callbacks it posts; the Message resource itself never returns it).
+ * - Lookups only read (GET). By sid when one came back. Otherwise by content: list the messages
+ *   to the number (and from our sender), match this key's secret inside the body, and conclude
+ *   `absent` only under the conditions of {@link TwilioProviderOptions.redaction} and
+ *   docs/providers/twilio.md.
  */
 import type { Clock } from '../../domain/clock.js';
 import { InvalidConfigurationError } from '../../domain/errors.js';
@@ -19,6 +22,7 @@ import {
   type LookupOutcome,
   type LookupRef,
   type ProviderCapabilities,
+  type ProviderStatus,
   type SendCommand,
   type SendOutcome,
   type SmsProvider,
@@ -34,28 +38,67 @@ import {
   type SendObservation,
 } from './classification.js';
 
+/** Something the adapter observed that operators must see; never carries a number or a body. */
+export type TwilioAdapterEvent =
+  | {
+      /** The canary message came back with a masked `to` or a blank body: absence is off for the process. */
+      readonly kind: 'redaction_observed';
+      readonly messageSid: string;
+      readonly why: 'masked_to' | 'blank_body';
+    }
+  | {
+      /** The canary message was missing from a listing of its number although older than the allowance. */
+      readonly kind: 'list_lag_observed';
+      readonly messageSid: string;
+      readonly ageMs: number;
+    };
+
 /** Options of {@link createTwilioProvider}. */
 export interface TwilioProviderOptions {
-  /** `https://api.twilio.com`, or the simulator's URL. No trailing path is required. */
+  /** `https://api.twilio.com`, or any Twilio-compatible endpoint. No trailing path is required. */
   readonly baseUrl: string;
   readonly accountSid: string;
   readonly authToken: string;
-  /** Sender: a Twilio number or alphanumeric sender id. */
-  readonly from: string;
+  /** Sender: a Twilio number or alphanumeric sender id. Optional with a messaging service. */
+  readonly from?: string;
+  /** `MG...`: sent as `MessagingServiceSid` instead of `From` (Twilio picks the sender from its pool). */
+  readonly messagingServiceSid?: string;
+  /**
+   * Where Twilio posts status callbacks (our receipts route). Required: without it no receipt
+   * could ever reach us, and the adapter refuses to start.
+   */
+  readonly statusCallbackBase: string;
+  /**
+   * What the deployment declares about Twilio Message Redaction. `on` (the default) disables
+   * absence proofs: a redacted message (blank body, number masked as `+1415555XXXX`) cannot be
+   * matched, so an empty listing proves nothing. `off` allows them, while a periodic canary (a
+   * fetch of a recent sid of ours) confirms that reads are not redacted.
+   */
+  readonly redaction?: 'on' | 'off';
+  /** Clock skew allowed between our clock and Twilio's `date_created`; default {@link DEFAULT_CLOCK_SKEW_MS}. */
+  readonly clockSkewMs?: number;
+  /**
+   * How long after creation a message may still be missing from list reads (Twilio does not
+   * document list reads as read-after-write consistent). No listing earlier than the call
+   * deadline plus this counts towards absence; default {@link DEFAULT_LIST_LAG_ALLOWANCE_MS}.
+   */
+  readonly listLagAllowanceMs?: number;
+  /** How long one canary confirmation stands; default {@link DEFAULT_CANARY_INTERVAL_MS}. */
+  readonly canaryIntervalMs?: number;
   /** The port's `name`; default `twilio`. */
   readonly name?: string;
-  /** Budget of one whole lookup (all pages); default {@link DEFAULT_LOOKUP_TIMEOUT_MS}. */
+  /** Budget of one whole lookup (all pages and the canary); default {@link DEFAULT_LOOKUP_TIMEOUT_MS}. */
   readonly lookupTimeoutMs?: number;
   /** Page size of list lookups (Twilio allows 1..1000); default 1000. */
   readonly lookupPageSize?: number;
   /** A listing longer than this many pages is inconclusive; default {@link DEFAULT_LOOKUP_MAX_PAGES}. */
   readonly lookupMaxPages?: number;
-  /** Where Twilio posts status callbacks; default `${baseUrl}/_callbacks/status`. */
-  readonly statusCallbackBase?: string;
-  /** The only source of "now" for decisions (deadline budget, Retry-After dates, relevance). */
+  /** The only source of "now" for decisions (deadline budget, Retry-After dates, windows). */
   readonly clock: Clock;
   /** Injected for tests; default the global fetch. */
   readonly fetch?: typeof fetch;
+  /** Receives operator-relevant observations (for a log line and a metric). */
+  readonly onEvent?: (event: TwilioAdapterEvent) => void;
 }
 
 /**
@@ -70,16 +113,20 @@ export const TWILIO_CAPABILITIES: ProviderCapabilities = {
 
 /** Twilio's largest accepted ValidityPeriod, in seconds. */
 export const TWILIO_MAX_VALIDITY_SECONDS = 36_000;
+/** Twilio recommends a ValidityPeriod greater than 5 s; the domain never asks for less. */
+export const TWILIO_MIN_VALIDITY_SECONDS = 5;
 export const DEFAULT_LOOKUP_TIMEOUT_MS = 3_000;
 export const DEFAULT_LOOKUP_PAGE_SIZE = 1_000;
 export const DEFAULT_LOOKUP_MAX_PAGES = 20;
-/**
- * A listed message created this long before `ref.attemptStartedAt` cannot be the attempt even with
- * clock skew, so it does not need a `status_callback` for the listing to prove absence.
- */
-export const NOT_BEFORE_SKEW_MS = 3_600_000;
+/** Messages created up to this long before the attempt's claim (by our clock) are in its window. */
+export const DEFAULT_CLOCK_SKEW_MS = 5 * 60_000;
+export const DEFAULT_LIST_LAG_ALLOWANCE_MS = 60_000;
+export const DEFAULT_CANARY_INTERVAL_MS = 60_000;
 /** setTimeout's ceiling: a longer AbortSignal.timeout would fire at once. */
 const MAX_TIMER_MS = 2_147_483_647;
+const MESSAGING_SERVICE_SID = /^MG[0-9a-fA-F]{32}$/;
+/** A shorter secret (a code is 6 digits, a URL far longer) would match too much to mean anything. */
+const MIN_SECRET_LENGTH = 4;
 
 type JsonRecord = Record<string, unknown>;
 
@@ -88,39 +135,91 @@ const asRecord = (value: unknown): JsonRecord | null =>
 
 const inconclusive = (detail: string): LookupOutcome => ({ kind: 'inconclusive', detail });
 
-/**
- * What a listed message's `status_callback` says about its client reference: `known` (the field is a
- * readable URL; `reference` is its `client_reference`, null if it has none, so it is not one of
- * ours) or `unknown` (field missing, null or unreadable: it could be anything).
- */
-function callbackReference(
-  message: JsonRecord,
-): { kind: 'known'; reference: string | null } | { kind: 'unknown' } {
-  const callback = message.status_callback;
-  if (typeof callback !== 'string') return { kind: 'unknown' };
-  try {
-    return { kind: 'known', reference: new URL(callback).searchParams.get('client_reference') };
-  } catch {
-    return { kind: 'unknown' };
+/** A listing that could not be read to its end: the reason is the lookup's detail. */
+class IncompleteListing extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
   }
 }
 
 /**
- * Builds the Twilio provider. Throws {@link InvalidConfigurationError} on a malformed URL option
- * (a deployment error, found at start-up); every call outcome is returned, never thrown.
+ * Whether `secret` occurs in `body` as a whole token: not glued to a letter or digit on either
+ * side, so code `48392` does not match inside `483920`. Only the secret is matched, never the
+ * whole body: a messaging service may re-encode the text around it (smart encoding, shortening).
+ */
+export function bodyCarriesSecret(body: string, secret: string): boolean {
+  if (secret === '') return false;
+  const isWordChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9]/.test(c);
+  for (let at = body.indexOf(secret); at !== -1; at = body.indexOf(secret, at + 1)) {
+    if (!isWordChar(body[at - 1]) && !isWordChar(body[at + secret.length])) return true;
+  }
+  return false;
+}
+
+/** The most recent sid of ours this process saw, with what a canary compares against. */
+interface CanarySubject {
+  readonly sid: string;
+  /** The number it was sent to, when we know it (in memory only, never logged). */
+  readonly to: string | undefined;
+  /** When we first saw it (our clock): its age bounds the list lag it can reveal. */
+  readonly seenAt: number;
+}
+
+/** The canary's last verdict. */
+type CanaryVerdict =
+  | { readonly kind: 'ok'; readonly at: number; readonly sid: string }
+  | { readonly kind: 'list_lag'; readonly at: number; readonly sid: string };
+
+/**
+ * The settings without which a Twilio provider must not start: a status callback base (an
+ * http(s) URL) and a sender (`from` or a well-formed messaging service sid). Throws
+ * {@link InvalidConfigurationError} naming the environment variable; returns them normalised.
+ */
+export function checkTwilioSettings(settings: {
+  readonly statusCallbackBase?: string | undefined;
+  readonly from?: string | undefined;
+  readonly messagingServiceSid?: string | undefined;
+}): { callbackBase: string; from: string | undefined; messagingServiceSid: string | undefined } {
+  const callbackBase = settings.statusCallbackBase?.trim() ?? '';
+  if (callbackBase === '') {
+    throw new InvalidConfigurationError(
+      'a Twilio provider needs PROVIDER_STATUS_CALLBACK_BASE (the public URL of POST /v1/receipts/twilio): without it no status callback can reach us',
+    );
+  }
+  if (!URL.canParse(callbackBase) || !/^https?:$/.test(new URL(callbackBase).protocol)) {
+    throw new InvalidConfigurationError('PROVIDER_STATUS_CALLBACK_BASE must be an http(s) URL');
+  }
+  const from = settings.from === undefined || settings.from === '' ? undefined : settings.from;
+  const messagingServiceSid =
+    settings.messagingServiceSid === undefined || settings.messagingServiceSid === ''
+      ? undefined
+      : settings.messagingServiceSid;
+  if (messagingServiceSid !== undefined && !MESSAGING_SERVICE_SID.test(messagingServiceSid)) {
+    throw new InvalidConfigurationError('PROVIDER_MESSAGING_SERVICE_SID must match ^MG[0-9a-fA-F]{32}$');
+  }
+  if (from === undefined && messagingServiceSid === undefined) {
+    throw new InvalidConfigurationError(
+      'a Twilio provider needs a sender: PROVIDER_FROM or PROVIDER_MESSAGING_SERVICE_SID',
+    );
+  }
+  return { callbackBase, from, messagingServiceSid };
+}
+
+/**
+ * Builds the Twilio provider. Throws {@link InvalidConfigurationError} on a missing or malformed
+ * option (a deployment error, found at start-up); every call outcome is returned, never thrown.
  */
 export function createTwilioProvider(options: TwilioProviderOptions): SmsProvider {
   const base = options.baseUrl.replace(/\/+$/, '');
-  const callbackBase = options.statusCallbackBase ?? `${base}/_callbacks/status`;
-  for (const [name, value] of [
-    ['baseUrl', base],
-    ['statusCallbackBase', callbackBase],
-  ] as const) {
-    if (!URL.canParse(value)) throw new InvalidConfigurationError(`twilio ${name} is not a URL`);
-  }
+  if (!URL.canParse(base)) throw new InvalidConfigurationError('twilio baseUrl is not a URL');
+  const { callbackBase, from, messagingServiceSid } = checkTwilioSettings(options);
+  const redaction = options.redaction ?? 'on';
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const clock = options.clock;
   const lookupTimeoutMs = options.lookupTimeoutMs ?? DEFAULT_LOOKUP_TIMEOUT_MS;
+  const skewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
+  const listLagAllowanceMs = options.listLagAllowanceMs ?? DEFAULT_LIST_LAG_ALLOWANCE_MS;
+  const canaryIntervalMs = options.canaryIntervalMs ?? DEFAULT_CANARY_INTERVAL_MS;
   const pageSize = Math.min(
     1000,
     Math.max(1, Math.floor(options.lookupPageSize ?? DEFAULT_LOOKUP_PAGE_SIZE)),
@@ -130,6 +229,21 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
   const headers = {
     authorization: `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`,
     accept: 'application/json',
+  };
+
+  // Process-local canary state. Redaction seen once stays seen: absence is off until a restart.
+  let canarySubject: CanarySubject | undefined;
+  // The list-lag probe keeps one sid until it is old enough to be checked: a busy sender's newest
+  // sid is always younger than the allowance and could never reveal lag.
+  let lagSubject: CanarySubject | undefined;
+  let canaryVerdict: CanaryVerdict | undefined;
+  let redactionObserved = false;
+
+  const remember = (sid: string, to: string | undefined) => {
+    if (!MESSAGE_SID.test(sid)) return;
+    if (canarySubject?.sid === sid) return;
+    canarySubject = { sid, to, seenAt: clock.now() };
+    if (lagSubject === undefined && to !== undefined) lagSubject = canarySubject;
   };
 
   const statusCallbackFor = (clientReference: string): string => {
@@ -175,73 +289,208 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     return null;
   };
 
+  /**
+   * Every message of a listing, all pages, newest first. Throws {@link IncompleteListing} when the
+   * listing cannot be read to its end (HTTP error, unreadable page, page limit, loop, foreign host).
+   * `visit` may stop the walk early by returning true.
+   */
+  const walkListing = async (
+    filters: Record<string, string>,
+    signal: AbortSignal,
+    visit: (message: JsonRecord | null) => boolean,
+  ): Promise<void> => {
+    const seen = new Set<string>();
+    let url: string | null =
+      `${messagesUrl}.json?${new URLSearchParams({ ...filters, PageSize: String(pageSize) })}`;
+    for (let pages = 0; url !== null; pages += 1) {
+      if (pages >= maxPages) throw new IncompleteListing('too_many_pages');
+      if (seen.has(url)) throw new IncompleteListing('pagination_loop');
+      seen.add(url);
+      const { status, json } = await getJson(url, signal);
+      if (status !== 200) throw new IncompleteListing(`http_${status}`);
+      const page = asRecord(json);
+      const listed = page?.messages;
+      if (page === null || !Array.isArray(listed)) throw new IncompleteListing('unreadable_page');
+      for (const item of listed) if (visit(asRecord(item))) return;
+      const next = page.next_page_uri;
+      if (next === null || next === undefined) {
+        url = null;
+      } else if (typeof next === 'string') {
+        url = resolveNextPage(next);
+        if (url === null) throw new IncompleteListing('foreign_next_page');
+      } else {
+        throw new IncompleteListing('unreadable_page');
+      }
+    }
+  };
+
   const lookupBySid = async (ref: LookupRef, sid: string, signal: AbortSignal): Promise<LookupOutcome> => {
     const { status, json } = await getJson(`${messagesUrl}/${encodeURIComponent(sid)}.json`, signal);
-    // A 404 for a sid Twilio itself returned is odd (wrong account, data lag): never proof of absence.
+    // A 404 for a sid Twilio itself returned is odd (deleted, wrong account): never proof of absence.
     if (status === 404) return inconclusive('sid_not_found');
     if (status !== 200) return inconclusive(`http_${status}`);
     const message = asRecord(json);
     if (message === null || message.sid !== sid) return inconclusive('unreadable_message');
-    const callback = callbackReference(message);
-    if (
-      callback.kind === 'known' &&
-      callback.reference !== null &&
-      callback.reference !== ref.clientReference
-    ) {
-      return inconclusive('client_reference_mismatch');
-    }
-    return { kind: 'found', messageId: sid, status: normaliseStatus(message.status) };
+    remember(sid, ref.to);
+    return {
+      kind: 'found',
+      messageId: sid,
+      status: normaliseStatus(message.status, message.error_code),
+      // The sid in the ref is the one this attempt's send returned.
+      attempt: ref.attempt,
+    };
   };
 
   /**
-   * Lists every message to `ref.to` (all pages) and matches `status_callback`'s client_reference.
-   * No `DateSent` filter: Twilio filters on `date_sent`, which is null while a message is queued,
-   * so a date-filtered listing would miss exactly the accepted-but-not-yet-sent message we look for.
+   * Whether reads are confirmed unredacted and list-consistent right now: the canary. It fetches
+   * the most recent sid of ours (a masked `to` or blank body: redaction) and looks for it in a
+   * listing of its number (missing although older than the list-lag allowance: lag). Null = confirmed.
    */
-  const lookupByReference = async (ref: LookupRef, signal: AbortSignal): Promise<LookupOutcome> => {
-    const oldestRelevant = ref.attemptStartedAt - NOT_BEFORE_SKEW_MS;
-    const seen = new Set<string>();
-    let url: string | null =
-      `${messagesUrl}.json?${new URLSearchParams({ To: ref.to, PageSize: String(pageSize) })}`;
-    let provable = true;
-    for (let pages = 0; url !== null; pages += 1) {
-      if (pages >= maxPages) return inconclusive('too_many_pages');
-      if (seen.has(url)) return inconclusive('pagination_loop');
-      seen.add(url);
-      const { status, json } = await getJson(url, signal);
-      if (status !== 200) return inconclusive(`http_${status}`);
-      const page = asRecord(json);
-      const listed = page?.messages;
-      if (page === null || !Array.isArray(listed)) return inconclusive('unreadable_page');
-      for (const item of listed) {
-        const message = asRecord(item);
-        if (message === null) {
-          provable = false;
-          continue;
-        }
-        const callback = callbackReference(message);
-        if (callback.kind === 'known' && callback.reference === ref.clientReference) {
-          if (typeof message.sid !== 'string' || !MESSAGE_SID.test(message.sid))
-            return inconclusive('unreadable_match');
-          return { kind: 'found', messageId: message.sid, status: normaliseStatus(message.status) };
-        }
-        if (callback.kind === 'unknown') {
-          const created =
-            typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
-          if (Number.isNaN(created) || created >= oldestRelevant) provable = false;
-        }
-      }
-      const next = page.next_page_uri;
-      if (next === null) {
-        url = null;
-      } else if (typeof next === 'string') {
-        url = resolveNextPage(next);
-        if (url === null) return inconclusive('foreign_next_page');
-      } else {
-        return inconclusive('unreadable_page');
-      }
+  const canaryBlocks = async (signal: AbortSignal): Promise<string | null> => {
+    if (redactionObserved) return 'absence_disabled:redaction_observed';
+    const now = clock.now();
+    if (canaryVerdict !== undefined && now - canaryVerdict.at < canaryIntervalMs) {
+      if (canaryVerdict.kind === 'ok') return null;
+      // A lag verdict stands for one interval, then the canary is asked again.
+      return 'absence_disabled:list_lag_observed';
     }
-    return provable ? { kind: 'absent' } : inconclusive('messages_without_status_callback');
+    const subject = canarySubject;
+    if (subject === undefined) return 'absence_disabled:no_canary';
+    const { status, json } = await getJson(`${messagesUrl}/${encodeURIComponent(subject.sid)}.json`, signal);
+    if (status === 404) {
+      // Deleted (or another account's): it confirms nothing; wait for the next sid we see.
+      if (canarySubject?.sid === subject.sid) canarySubject = undefined;
+      return 'absence_disabled:canary_gone';
+    }
+    if (status !== 200) return `canary_http_${status}`;
+    const message = asRecord(json);
+    if (message === null || message.sid !== subject.sid) return 'canary_unreadable';
+    const to = message.to;
+    const masked = typeof to !== 'string' || /X/i.test(to) || (subject.to !== undefined && to !== subject.to);
+    const blank = typeof message.body !== 'string' || message.body === '';
+    if (masked || blank) {
+      redactionObserved = true;
+      options.onEvent?.({
+        kind: 'redaction_observed',
+        messageSid: subject.sid,
+        why: masked ? 'masked_to' : 'blank_body',
+      });
+      return 'absence_disabled:redaction_observed';
+    }
+    // List consistency: a message older than the allowance must be visible in a listing of its number.
+    const probe = lagSubject;
+    const ageMs = probe === undefined ? 0 : now - probe.seenAt;
+    if (probe?.to !== undefined && ageMs >= listLagAllowanceMs) {
+      const listing = { visible: false };
+      try {
+        await walkListing({ To: probe.to }, signal, (listed) => {
+          listing.visible = listed?.sid === probe.sid;
+          return listing.visible;
+        });
+      } catch (error) {
+        if (error instanceof IncompleteListing) return `canary_listing:${error.detail}`;
+        throw error;
+      }
+      if (!listing.visible) {
+        canaryVerdict = { kind: 'list_lag', at: now, sid: probe.sid };
+        options.onEvent?.({ kind: 'list_lag_observed', messageSid: probe.sid, ageMs });
+        // A deleted probe message would look like lag forever: the next sid we see is probed next.
+        lagSubject = undefined;
+        return 'absence_disabled:list_lag_observed';
+      }
+      // Seen: the next sid we see becomes the next probe.
+      lagSubject = undefined;
+    }
+    canaryVerdict = { kind: 'ok', at: now, sid: subject.sid };
+    return null;
+  };
+
+  /**
+   * Lists the messages to `ref.to` (from our sender when we have a fixed `From`; Twilio's list
+   * filters are To, From and DateSent only, so with a messaging service the listing is by To),
+   * all pages, and matches this key's secret inside each readable body. No `DateSent` filter:
+   * `date_sent` is null while a message is queued, so a date-filtered listing would miss exactly
+   * the accepted-but-not-yet-sent message we look for.
+   */
+  const lookupByContent = async (ref: LookupRef, signal: AbortSignal): Promise<LookupOutcome> => {
+    // Without a secret nothing can be matched, so an empty listing would prove nothing either.
+    if (ref.secret.length < MIN_SECRET_LENGTH) return inconclusive('content:no_secret');
+    const windowStart = ref.attemptStartedAt - skewMs;
+    // Mutated by the visitor (an object, so the compiler does not narrow it away across the await).
+    const seen = {
+      best: undefined as { sid: string; status: ProviderStatus } | undefined,
+      unreadableMatch: false,
+      maskedNumbers: 0,
+      blankBodies: 0,
+      unreadable: 0,
+    };
+    const filters: Record<string, string> = { To: ref.to, ...(from === undefined ? {} : { From: from }) };
+    try {
+      await walkListing(filters, signal, (message) => {
+        if (message === null) {
+          seen.unreadable += 1;
+          return false;
+        }
+        const direction = message.direction;
+        // Inbound messages (replies to us) are not ours to find; a missing direction could be anything.
+        if (typeof direction === 'string' && !direction.startsWith('outbound')) return false;
+        const body = message.body;
+        if (typeof body === 'string' && bodyCarriesSecret(body, ref.secret)) {
+          const sid = message.sid;
+          if (typeof sid !== 'string' || !MESSAGE_SID.test(sid)) {
+            seen.unreadableMatch = true;
+            return false;
+          }
+          const status = normaliseStatus(message.status, message.error_code);
+          // Newest first: the first match that may have reached the user decides. A not-sent one
+          // is kept only until something better turns up.
+          if (status !== 'not_sent') {
+            seen.best = { sid, status };
+            return true;
+          }
+          seen.best ??= { sid, status };
+          return false;
+        }
+        // Any age counts for a match (an earlier attempt found late is found); only messages in
+        // the attempt's window must be readable for a listing to prove absence.
+        const created =
+          typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
+        if (!Number.isNaN(created) && created < windowStart) return false;
+        if (typeof body !== 'string' || body === '') seen.blankBodies += 1;
+        if (message.to !== ref.to) seen.maskedNumbers += 1;
+        return false;
+      });
+    } catch (error) {
+      if (error instanceof IncompleteListing) return inconclusive(error.detail);
+      throw error;
+    }
+    /** Why this listing cannot show that no other message exists; null when it can. */
+    const proofBlock = async (): Promise<string | null> => {
+      if (seen.unreadableMatch) return 'unreadable_match';
+      if (seen.unreadable > 0) return 'content:unreadable_message';
+      if (seen.maskedNumbers > 0) return 'content:masked_number';
+      if (seen.blankBodies > 0) return 'content:blank_body';
+      if (redaction !== 'off') return 'absence_disabled:redaction_on';
+      if (clock.now() < ref.callDeadline + listLagAllowanceMs) return 'absence_pending:list_lag_allowance';
+      return canaryBlocks(signal);
+    };
+    const found = seen.best;
+    if (found !== undefined) {
+      // "Every message with this secret was never handed to a carrier" is a negative claim, like
+      // absence: an invisible newer attempt could have been delivered. It needs the same proof.
+      if (found.status === 'not_sent') {
+        const blocked = await proofBlock();
+        if (blocked !== null) return inconclusive(`content:not_sent_only:${blocked}`);
+      }
+      remember(found.sid, ref.to);
+      // Content cannot tell this key's attempts apart (they carry the same secret): no `attempt`.
+      return { kind: 'found', messageId: found.sid, status: found.status };
+    }
+    const blocked = await proofBlock();
+    if (blocked !== null) return inconclusive(blocked);
+    // Complete, readable, unredacted, list-consistent: this read shows no message. The domain
+    // still needs two such reads a settle time apart, both after the call deadline.
+    return { kind: 'absent' };
   };
 
   return {
@@ -249,31 +498,35 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     capabilities: TWILIO_CAPABILITIES,
 
     async send(command: SendCommand): Promise<SendOutcome> {
-      // The sender never calls with under a second of token life left: these are caller bugs,
+      // The sender never calls with under 5 s of token life left: these are caller bugs,
       // answered without a call. Permanent, because the same command can only get worse.
       if (!Number.isFinite(command.validityPeriodSeconds)) {
         return { kind: 'not_sent_permanent', detail: 'invalid_validity_period' };
       }
       const validity = Math.min(Math.floor(command.validityPeriodSeconds), TWILIO_MAX_VALIDITY_SECONDS);
-      if (validity < 1) return { kind: 'not_sent_permanent', detail: 'no_validity_left' };
+      if (validity < TWILIO_MIN_VALIDITY_SECONDS)
+        return { kind: 'not_sent_permanent', detail: 'no_validity_left' };
       // A call that may not start is definitely not sent; whether another may follow is the sender's call.
       const budgetMs = command.deadline - clock.now();
       if (!(budgetMs > 0)) return { kind: 'not_sent_retryable', detail: 'deadline_passed' };
-      const form = new URLSearchParams({
-        To: command.to,
-        From: options.from,
-        Body: command.body,
-        ValidityPeriod: String(validity),
-        StatusCallback: statusCallbackFor(command.clientReference),
-      });
-      return classifySend(await observeSend(form, budgetMs));
+      const form = new URLSearchParams({ To: command.to });
+      if (messagingServiceSid !== undefined) form.set('MessagingServiceSid', messagingServiceSid);
+      if (from !== undefined) form.set('From', from);
+      form.set('Body', command.body);
+      form.set('ValidityPeriod', String(validity));
+      form.set('StatusCallback', statusCallbackFor(command.clientReference));
+      const outcome = classifySend(await observeSend(form, budgetMs));
+      if (outcome.kind === 'accepted') remember(outcome.messageId, command.to);
+      else if (outcome.kind === 'unknown' && outcome.messageId !== undefined)
+        remember(outcome.messageId, command.to);
+      return outcome;
     },
 
     async lookup(ref: LookupRef): Promise<LookupOutcome> {
       const signal = AbortSignal.timeout(Math.min(Math.max(1, lookupTimeoutMs), MAX_TIMER_MS));
       try {
         return ref.messageId === undefined
-          ? await lookupByReference(ref, signal)
+          ? await lookupByContent(ref, signal)
           : await lookupBySid(ref, ref.messageId, signal);
       } catch (error) {
         const observed = observeTransportError(error, signal.aborted);

@@ -43,7 +43,8 @@ export function parseStatusCallback(input: {
     ok: true,
     value: {
       messageSid,
-      status: normaliseStatus(providerStatus),
+      // `failed` with a never-handed-to-a-carrier code (30001, 30036) reads as `not_sent`.
+      status: normaliseStatus(providerStatus, errorCode),
       providerStatus,
       clientReference: query.get('client_reference'),
       errorCode: errorCode !== null && /^\d+$/.test(errorCode) ? Number(errorCode) : null,

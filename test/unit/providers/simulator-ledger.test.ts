@@ -18,14 +18,17 @@ const providerFor = (url: string) =>
   createTwilioProvider({
     baseUrl: url,
     accountSid: 'ACtest',
-    authToken: 'token',
+    authToken: 'simulator-token',
     from: '+15005550006',
+    statusCallbackBase: `${url}/_callbacks/status`,
+    redaction: 'off',
+    listLagAllowanceMs: 0,
     clock: systemClock,
     lookupTimeoutMs: 2_000,
   });
 
 describe('simulator ledger file', () => {
-  it('keeps accepted messages across a restart, so a lookup still finds them, without storing bodies', async () => {
+  it('keeps accepted messages across a restart: found by sid, never absent by content, no body stored', async () => {
     // Prepare
     dir = await mkdtemp(join(tmpdir(), 'sim-ledger-'));
     const ledgerFile = join(dir, 'ledger.jsonl');
@@ -42,23 +45,67 @@ describe('simulator ledger file', () => {
     await first.stop();
     // Act
     const second = await startSimulator({ port: 0, ledgerFile, fingerprint });
-    const found = await providerFor(second.url).lookup({
+    const ref = {
       idempotencyKey: 'k1',
       attempt: 1,
       clientReference: 'k1#1',
       to: '+14155550123',
-      secret: '000000',
+      secret: '483920',
       attemptStartedAt: Date.now() - 60_000,
       callDeadline: Date.now() - 58_000,
+    };
+    const restarted = providerFor(second.url);
+    const byContent = await restarted.lookup(ref);
+    const found = await restarted.lookup({
+      ...ref,
+      messageId: sent.kind === 'accepted' ? sent.messageId : '',
     });
     const ledger = await (await fetch(`${second.url}/_sim/messages`)).json();
     await second.stop();
     // Assess
     expect(sent.kind).toBe('accepted');
     expect(found).toMatchObject({ kind: 'found', messageId: sent.kind === 'accepted' ? sent.messageId : '' });
+    // The reloaded message keeps neither number nor body (privacy), so content cannot match it,
+    // and its unreadable fields forbid concluding absence: the simulator shows less than Twilio would, never more.
+    expect(byContent).toEqual({ kind: 'inconclusive', detail: 'content:masked_number' });
     expect((ledger as { messages: unknown[] }).messages).toHaveLength(1);
     const file = await readFile(ledgerFile, 'utf8');
     expect(file).not.toContain('483920');
     expect(file).not.toContain('4155550123');
+  });
+
+  it('keeps a message deleted through the API deleted, once, across a restart', async () => {
+    // Prepare
+    dir = await mkdtemp(join(tmpdir(), 'sim-ledger-'));
+    const ledgerFile = join(dir, 'ledger.jsonl');
+    const first = await startSimulator({ port: 0, ledgerFile, fingerprint });
+    const auth = `Basic ${Buffer.from('ACtest:simulator-token').toString('base64')}`;
+    const sent = await providerFor(first.url).send({
+      idempotencyKey: 'k2',
+      attempt: 1,
+      clientReference: 'k2#1',
+      to: '+14155550124',
+      body: 'Your password reset code is 111222.',
+      validityPeriodSeconds: 600,
+      deadline: Date.now() + 2_000,
+    });
+    const sid = sent.kind === 'accepted' ? sent.messageId : 'none';
+    await fetch(`${first.url}/2010-04-01/Accounts/ACtest/Messages/${sid}.json`, {
+      method: 'DELETE',
+      headers: { authorization: auth },
+    });
+    await first.stop();
+
+    // Act
+    const second = await startSimulator({ port: 0, ledgerFile, fingerprint });
+    const ledger = (await (await fetch(`${second.url}/_sim/messages`)).json()) as { messages: unknown[] };
+    const fetched = await fetch(`${second.url}/2010-04-01/Accounts/ACtest/Messages/${sid}.json`, {
+      headers: { authorization: auth },
+    });
+    await second.stop();
+
+    // Assess
+    expect(ledger.messages).toMatchObject([{ id: sid, deleted: true }]);
+    expect(fetched.status).toBe(404);
   });
 });

@@ -6,7 +6,12 @@ import {
   startSimulator,
 } from '../../../local/simulator/server.js';
 import { ManualClock } from '../../../shared/domain/clock.js';
-import { clientReference, type LookupRef, type SendCommand } from '../../../shared/domain/provider.js';
+import {
+  clientReference,
+  type LookupRef,
+  type SendCommand,
+  type SmsProvider,
+} from '../../../shared/domain/provider.js';
 import { createTwilioProvider, type TwilioProviderOptions } from '../../../shared/providers/twilio/index.js';
 
 /** Short adapter timeouts keep the tests that must time out fast. */
@@ -85,6 +90,10 @@ export interface LedgerEntry {
   status: string;
   error_code: number | null;
   validity_period_seconds: number;
+  messaging_service_sid: string | null;
+  redacted: boolean;
+  deleted: boolean;
+  receipts: string;
 }
 
 export interface RequestEntry {
@@ -102,6 +111,8 @@ export interface CallbackEntry {
   query: string;
   params: Record<string, string>;
   signature: string | null;
+  signature_valid: boolean;
+  idempotency_token: string | null;
 }
 
 /** A started simulator with its captured log lines and a small control-API client. */
@@ -120,7 +131,7 @@ export interface SimHarness {
 
 export async function startHarness(options: Omit<SimulatorOptions, 'log'> = {}): Promise<SimHarness> {
   const logs: string[] = [];
-  const sim = await startSimulator({ ...options, log: (line) => logs.push(line) });
+  const sim = await startSimulator({ authToken: AUTH_TOKEN, ...options, log: (line) => logs.push(line) });
   const control = async (method: string, path: string, body?: unknown) =>
     fetch(`${sim.url}${path}`, {
       method,
@@ -148,7 +159,11 @@ export async function startHarness(options: Omit<SimulatorOptions, 'log'> = {}):
   };
 }
 
-/** The adapter under test, pointed at a harness, with test-sized timeouts. */
+/**
+ * The adapter under test, pointed at a harness, with test-sized timeouts. By default it declares
+ * redaction off and no list-lag allowance (the simulator has neither unless a fault says so), so
+ * absence is provable once the canary has a sid: see {@link primeCanary}.
+ */
 export function aProvider(
   harness: Pick<SimHarness, 'url'>,
   clock: ManualClock,
@@ -159,10 +174,29 @@ export function aProvider(
     accountSid: ACCOUNT_SID,
     authToken: AUTH_TOKEN,
     from: FROM,
+    statusCallbackBase: `${harness.url}/_callbacks/status`,
+    redaction: 'off',
+    listLagAllowanceMs: 0,
     lookupTimeoutMs: ROOMY_TIMEOUT_MS,
     clock,
     ...overrides,
   });
+}
+
+/** Sends one message to a fresh number, so the adapter has a sid of ours for its canary. */
+export async function primeCanary(provider: SmsProvider, clock: ManualClock): Promise<string> {
+  const outcome = await provider.send(aSendCommand(clock));
+  if (outcome.kind !== 'accepted') throw new Error(`canary send was ${outcome.kind}`);
+  return outcome.messageId;
+}
+
+/** A lookup reference read after the attempt's call deadline (as the reconciler reads for absence). */
+export function anAfterDeadlineRef(
+  command: SendCommand,
+  clock: ManualClock,
+  overrides: Partial<LookupRef> = {},
+): LookupRef {
+  return aLookupRef(command, clock, { callDeadline: clock.now() - 1, ...overrides });
 }
 
 /** Basic auth header for direct simulator requests. */

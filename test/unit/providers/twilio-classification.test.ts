@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  CONFIGURATION_TWILIO_CODES,
   classifySend,
   matchSendRule,
   normaliseStatus,
@@ -61,6 +62,7 @@ const EXAMPLES: Record<string, readonly SendObservation[]> = {
     ...Object.keys(PERMANENT_TWILIO_CODES).map((code) => http(400, twilioError(Number(code)))),
     http(404, twilioError(21211)),
   ],
+  rejected_configuration: [http(400, twilioError(21408)), http(400, twilioError(21612))],
   auth_rejected: [http(401, twilioError(20003)), http(401), http(403), http(403, twilioError(20003))],
   rejected_retryable: [
     http(400, twilioError(21606)),
@@ -135,6 +137,28 @@ describe('Twilio send classification table', () => {
 
     // Assess
     expect(outcome).toEqual({ kind: 'not_sent_permanent', detail: 'twilio_21610' });
+  });
+
+  it.each(Object.keys(CONFIGURATION_TWILIO_CODES))(
+    'classes %s as our configuration: retryable, with a detail a metric can count',
+    (code) => {
+      // Act
+      const outcome = classifySend(http(400, twilioError(Number(code))));
+
+      // Assess
+      expect(outcome).toEqual({ kind: 'not_sent_retryable', detail: `twilio:config:${code}` });
+    },
+  );
+
+  it('reads an accepted sid with uppercase hex digits (the OpenAPI sid pattern)', () => {
+    // Prepare
+    const upper = `SM${'ABCDEF0123456789'.repeat(2)}`;
+
+    // Act
+    const outcome = classifySend(http(201, parseSendBody(JSON.stringify({ sid: upper }))));
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'accepted', messageId: upper });
   });
 
   it('names the stage of a connection that never existed', () => {
@@ -312,5 +336,22 @@ describe('normaliseStatus', () => {
     );
     expect(['sent', 'delivered', 'read'].map(normaliseStatus)).toEqual(['sent', 'delivered', 'delivered']);
     expect(['undelivered', 'failed', 'canceled'].map(normaliseStatus)).toEqual(Array(3).fill('undelivered'));
+  });
+});
+
+describe('normaliseStatus with an error code', () => {
+  it.each([
+    ['failed', 30001, 'not_sent'],
+    ['failed', '30036', 'not_sent'],
+    // Other failures may have reached a carrier (30008 unknown, 30007 filtered by the carrier).
+    ['failed', 30008, 'undelivered'],
+    ['failed', 30007, 'undelivered'],
+    ['failed', null, 'undelivered'],
+    // `undelivered` is the carrier's answer: the message left Twilio's queue.
+    ['undelivered', 30036, 'undelivered'],
+    ['delivered', 30001, 'delivered'],
+  ] as const)('reads %s with error %s as %s', (status, code, expected) => {
+    // Act + Assess
+    expect(normaliseStatus(status, code)).toBe(expected);
   });
 });

@@ -37,8 +37,8 @@ describe('parseStatusCallback', () => {
   });
 
   it('reads a failure with its error code, and falls back to the legacy Sms* names', () => {
-    // Prepare
-    const body = new URLSearchParams({ SmsSid: SID, SmsStatus: 'failed', ErrorCode: '30036' }).toString();
+    // Prepare: 30008 (unknown error) may have reached a carrier
+    const body = new URLSearchParams({ SmsSid: SID, SmsStatus: 'failed', ErrorCode: '30008' }).toString();
 
     // Act
     const parsed = parseStatusCallback({ body, query: new URLSearchParams() });
@@ -51,9 +51,43 @@ describe('parseStatusCallback', () => {
         status: 'undelivered',
         providerStatus: 'failed',
         clientReference: null,
-        errorCode: 30036,
+        errorCode: 30008,
       },
     });
+  });
+
+  it.each([
+    ['30001', 'failed', 'not_sent'],
+    ['30036', 'failed', 'not_sent'],
+    // `undelivered` is the carrier's verdict: the message left Twilio, whatever the code.
+    ['30036', 'undelivered', 'undelivered'],
+  ] as const)(
+    'reads ErrorCode %s with status %s as %s (Twilio: failed in its queue, never sent)',
+    (code, status, expected) => {
+      // Prepare
+      const body = new URLSearchParams({
+        MessageSid: SID,
+        MessageStatus: status,
+        ErrorCode: code,
+      }).toString();
+
+      // Act
+      const parsed = parseStatusCallback({ body });
+
+      // Assess
+      expect(parsed).toMatchObject({ ok: true, value: { status: expected, errorCode: Number(code) } });
+    },
+  );
+
+  it('accepts a sid with uppercase hex digits (the OpenAPI sid pattern)', () => {
+    // Prepare
+    const upper = `SM${'ABCDEF0123456789'.repeat(2)}`;
+
+    // Act
+    const parsed = parseStatusCallback({ body: aCallbackBody({ MessageSid: upper }).toString() });
+
+    // Assess
+    expect(parsed).toMatchObject({ ok: true, value: { messageSid: upper } });
   });
 
   it.each([
