@@ -116,8 +116,19 @@ describe('load: 100 keys x 200 concurrent duplicate POSTs', () => {
       expect(perKey.filter((s) => s === 202)).toHaveLength(1);
       expect(perKey.filter((s) => s === 200)).toHaveLength(DUPLICATES - 1);
     }
-    expect(await commandItems()).toHaveLength(KEYS);
-    expect(messages).toHaveLength(KEYS);
+    const keys = await commandItems();
+    expect(keys).toHaveLength(KEYS);
+    // A key without its message says where it stands (state and trail), so a failure explains itself.
+    const sentKeys = new Set(messages.map((m) => m.client_reference?.split('#')[0]));
+    const unsent = await Promise.all(
+      keys
+        .filter((key) => !sentKeys.has(key))
+        .map(async (key) => ({
+          key,
+          trail: (await pipe.evidence(key)).map((t) => `${t.reason}/${t.to_state}`),
+        })),
+    );
+    expect(messages, JSON.stringify(unsent)).toHaveLength(KEYS);
     const perReference = new Set(messages.map((m) => m.client_reference?.split('#')[0]));
     expect(perReference.size).toBe(KEYS);
     // Recorded for the README's figures (stdout is shown by vitest on failure or with --reporter=verbose).
