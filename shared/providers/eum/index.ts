@@ -29,5 +29,6 @@ export {
   type EumReceiptDeps,
   type EumReceiptReport,
   ingestEumNotification,
+  loadIngestReceipt,
   type SnsLambdaEvent,
 } from './receipts.js';

@@ -75,3 +75,18 @@ export function createEumReceiptsHandler(
     return { reports };
   };
 }
+
+/**
+ * The receipts use case, loaded by name: it lands in `shared/usecases/ingest-receipt.ts` with the
+ * receipts work. Until then this answers undefined and the EUM receipts path says 503.
+ * MERGE NOTE: once that module exists, replace this with a static import (bundlers need one).
+ */
+export async function loadIngestReceipt(): Promise<IngestReceipt | undefined> {
+  const specifier = '../../usecases/ingest-receipt.js';
+  try {
+    const loaded = (await import(specifier)) as { ingestReceipt?: IngestReceipt };
+    return loaded.ingestReceipt;
+  } catch {
+    return undefined;
+  }
+}
