@@ -97,7 +97,8 @@ describe('storage: the notification table and its keys', () => {
     const [fieldKeyId] = [...fieldKeyIds];
     expect(fieldKeyId).toBeDefined();
     expect(fieldKeyId).not.toBe(tableKeyId);
-    template.resourceCountIs('AWS::KMS::Key', 2);
+    // Table, sensitive fields, and (default provider SNS) the delivery-status logs' own key.
+    template.resourceCountIs('AWS::KMS::Key', 3);
     expect(template.toJSON().Resources[fieldKeyId as string]).toMatchObject({
       Type: 'AWS::KMS::Key',
       Properties: { EnableKeyRotation: true },
