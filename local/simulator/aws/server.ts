@@ -218,6 +218,21 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   const byId = new Map<string, AwsMessage>();
   const requests: RequestRecord[] = [];
   const receipts: ReceiptRecord[] = [];
+  /**
+   * Test oracle (chaos runs only): SNS returns and logs no reference, so the ledger cannot name
+   * the key of an SNS message by itself. A driver registers each key's secret; a published body
+   * carrying it is attributed to `<key>#<n>`, n counting that key's Publish requests.
+   */
+  const oracle = new Map<string, string>();
+  const oracleRequests = new Map<string, number>();
+  const oracleKeyOf = (body: string): string | null => {
+    if (oracle.size === 0) return null;
+    for (const token of body.split(/\s+/)) {
+      const key = oracle.get(token.replace(/[.,;:!?)]+$/, ''));
+      if (key !== undefined) return key;
+    }
+    return null;
+  };
   const faults = new AwsFaultSchedule(random);
   const timers = new Set<NodeJS.Timeout>();
   const held = new Set<ServerResponse>();
@@ -430,6 +445,12 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     }
     const to = form.get('PhoneNumber') ?? '';
     const body = form.get('Message') ?? '';
+    const oracleKey = oracleKeyOf(body);
+    if (oracleKey !== null) {
+      const n = (oracleRequests.get(oracleKey) ?? 0) + 1;
+      oracleRequests.set(oracleKey, n);
+      record.client_reference = `${oracleKey}#${n}`;
+    }
     if (!E164.test(to) || body === '' || form.get('TopicArn') || form.get('TargetArn')) {
       record.http_status = 400;
       return snsError(
@@ -454,7 +475,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       }
     });
     if (next === 'handled') return;
-    const message = accept('sns', to, body, null, null, next === 'accept_not_sent');
+    const message = accept('sns', to, body, record.client_reference, null, next === 'accept_not_sent');
     record.outcome = 'recorded';
     record.message_id = message.id;
     log(`publish accepted id=${message.id}${plan ? ` (${plan.mode})` : ''}`);
@@ -754,7 +775,24 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
         eventsUrl = input.events_url;
         return sendJson(res, 200, { events_url: eventsUrl ?? null });
       }
+      case 'POST /_sim/oracle': {
+        let input: { entries?: unknown };
+        try {
+          input = JSON.parse((await readBody(req)) ?? '') as { entries?: unknown };
+        } catch {
+          return sendJson(res, 400, { code: 'invalid_oracle', message: 'body must be JSON' });
+        }
+        if (!Array.isArray(input.entries))
+          return sendJson(res, 400, { code: 'invalid_oracle', message: 'entries[]' });
+        for (const entry of input.entries as { secret?: unknown; key?: unknown }[]) {
+          if (typeof entry.secret === 'string' && typeof entry.key === 'string')
+            oracle.set(entry.secret, entry.key);
+        }
+        return sendJson(res, 200, { entries: oracle.size });
+      }
       case 'POST /_sim/reset':
+        oracle.clear();
+        oracleRequests.clear();
         messages.length = 0;
         byId.clear();
         requests.length = 0;
