@@ -173,12 +173,20 @@ export interface ChaosRunResult {
 
 /** Fast status progress: `sent` after 20 ms, `delivered` after 100 ms, so one status poll settles a key. */
 const SIMULATOR_DELAYS = { sent: 20, delivered: 100 };
+/** Token life cap of normal events with the AWS providers (see {@link ChaosMix.maxNormalLifeMs}). */
+const AWS_MAX_NORMAL_LIFE_MS = 60_000;
 const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Runs one chaos soak and returns its verdict. Never throws for an invariant failure. */
 export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult> {
-  const mix: ChaosMix = { ...DEFAULT_MIX, ...(options.mix ?? {}) };
+  const noAbsenceProof = options.provider === 'sns' || options.provider === 'eum';
+  const mix: ChaosMix = {
+    ...DEFAULT_MIX,
+    // SNS and End User Messaging never prove absence: an unknown without evidence waits for its expiry.
+    ...(noAbsenceProof ? { maxNormalLifeMs: AWS_MAX_NORMAL_LIFE_MS } : {}),
+    ...(options.mix ?? {}),
+  };
   const seed = options.seed;
   const progress = options.progress ?? (() => undefined);
   const started = Date.now();
