@@ -35,7 +35,8 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
     });
     const [destination] = set.properties.EventDestinations as Record<string, unknown>[];
     expect(destination).toMatchObject({ Enabled: true, MatchingEventTypes: ['TEXT_ALL'] });
-    const topicId = referencedId((destination?.SnsDestination as { TopicArn: unknown }).TopicArn);
+    const sink = destination?.SnsDestination as { TopicArn?: unknown } | undefined;
+    const topicId = referencedId(sink?.TopicArn);
     expect(template.toJSON().Resources[topicId as string].Type).toBe('AWS::SNS::Topic');
   });
 
