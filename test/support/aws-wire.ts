@@ -20,8 +20,8 @@ export interface Received {
   readonly body: string;
 }
 
-/** An HTTP server on loopback that records every POST and answers 200. */
-export async function startReceiver(): Promise<{
+/** An HTTP server on loopback that records every POST and answers 200 (503 to the first `failFirst`). */
+export async function startReceiver(options: { failFirst?: number } = {}): Promise<{
   readonly url: string;
   readonly received: Received[];
   /** Resolves once at least `count` requests arrived (no fixed wait). */
@@ -34,7 +34,7 @@ export async function startReceiver(): Promise<{
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-    res.writeHead(200).end();
+    res.writeHead(received.length <= (options.failFirst ?? 0) ? 503 : 200).end();
     for (const waiter of [...waiters]) {
       if (received.length >= waiter.count) {
         waiters.splice(waiters.indexOf(waiter), 1);

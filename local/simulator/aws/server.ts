@@ -16,7 +16,8 @@
  *   is refused with `InvalidParameterException` rather than guessed.
  * - End User Messaging events (TEXT_QUEUED, TEXT_SUCCESSFUL, TEXT_DELIVERED, TEXT_TTL_EXPIRED),
  *   with `context` echoed, POSTed as SNS HTTP notifications to `eventsUrl` (the local receipts
- *   path) after `eventDelayMs`, subject to `receipt_delay`, `receipt_loss` and `receipt_duplicate`.
+ *   path) after `eventDelayMs`, subject to `receipt_delay`, `receipt_loss` and `receipt_duplicate`;
+ *   a 5xx or no answer is retried 3 times `eventRetryDelayMs` apart, as SNS's default HTTP policy.
  *
  * Like the real services, and never better: SNS returns no reference and has no lookup; its logs
  * are late and sampled; End User Messaging has no status API at all; a message whose TimeToLive
@@ -46,6 +47,8 @@ export interface AwsSimulatorOptions {
   readonly eventsUrl?: string;
   /** Base delay before an event is published; default 100 ms. */
   readonly eventDelayMs?: number;
+  /** Delay between redeliveries of an event answered 5xx or not at all; default 20 s (SNS's HTTP default). */
+  readonly eventRetryDelayMs?: number;
   /** Delivery-status log lag after the outcome; default 2000 ms. */
   readonly logLagMs?: number;
   /** DeliveryStatusSuccessSamplingRate as a fraction; default 1 (100 %). */
@@ -120,6 +123,7 @@ const EUM_MAX_TTL = 259_200;
 const EUM_MAX_BODY = 1600;
 const LOG_PAGE_SIZE = 100;
 const POST_TIMEOUT_MS = 5_000;
+const EVENT_RETRIES = 3;
 const TERM = /^\(?\s*\$\.notification\.messageId\s*=\s*("(?:[^"\\]|\\.)*")\s*\)?$/;
 
 function defaultFingerprinter(): (value: string) => string {
@@ -212,6 +216,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   const logLagMs = options.logLagMs ?? 2_000;
   const samplingRate = options.logSuccessSamplingRate ?? 1;
   const eventDelayMs = options.eventDelayMs ?? 100;
+  const eventRetryDelayMs = options.eventRetryDelayMs ?? 20_000;
   let eventsUrl = options.eventsUrl;
 
   const messages: AwsMessage[] = [];
@@ -282,7 +287,13 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     return status;
   };
 
-  const postEvent = async (message: AwsMessage, step: Step, notificationId: string, duplicate: boolean) => {
+  const postEvent = async (
+    message: AwsMessage,
+    step: Step,
+    notificationId: string,
+    duplicate: boolean,
+    retry = 0,
+  ): Promise<void> => {
     const url = eventsUrl;
     if (url === undefined) return;
     const event = {
@@ -340,6 +351,10 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     log(
       `event ${step.eventType} id=${message.id} http=${status ?? 'failed'}${duplicate ? ' (duplicate)' : ''}`,
     );
+    // SNS's default HTTP delivery policy: 3 retries, 20 s apart, on a 5xx or no answer (never on 4xx).
+    if ((status === null || status >= 500) && retry < EVENT_RETRIES) {
+      later(eventRetryDelayMs, () => void postEvent(message, step, notificationId, duplicate, retry + 1));
+    }
   };
 
   const scheduleEvents = (message: AwsMessage) => {

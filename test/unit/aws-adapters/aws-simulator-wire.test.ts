@@ -214,6 +214,18 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
     expect(expired).toMatchObject({ kind: 'event', event: { status: 'not_sent' } });
   });
 
+  it('redelivers an event the receipts path answered with a 5xx, with the same notification id (SNS policy)', async () => {
+    const receiver = await startReceiver({ failFirst: 1 });
+    running.push(() => receiver.stop());
+    const sim = await aSimulator({ eventDelayMs: 0, eventRetryDelayMs: 5 });
+    sim.setEventsUrl(receiver.url);
+    await eumProvider(sim).send(command());
+    const posts = await receiver.waitFor(4);
+    const ids = posts.map((p) => (JSON.parse(p.body) as { MessageId: string }).MessageId);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids.filter((id) => id === ids[0])).toHaveLength(2);
+  });
+
   it.each([
     ['rate_limited', 'not_sent_retryable', 'eum:throttled:ThrottlingException', 0],
     [
