@@ -51,9 +51,15 @@ export interface SnsProviderOptions {
   /** Lookups arriving within this window share one read; default {@link DEFAULT_SNS_BATCH_WINDOW_MS}. */
   readonly batchWindowMs?: number;
   readonly batchMax?: number;
-  /** Default {@link DEFAULT_SNS_LOGS_RATE_PER_SECOND}. */
+  /**
+   * Default {@link DEFAULT_SNS_LOGS_RATE_PER_SECOND}. One bucket per container: the reconciler runs
+   * with reserved concurrency 1, so it bounds the service's calls (other users of the account are not counted).
+   */
   readonly logsRatePerSecond?: number;
-  /** Longest wait for a rate-limit token before a lookup answers inconclusive; default 2 s. */
+  /**
+   * Longest wait for a rate-limit token; past it the read stops and each id is answered from what
+   * was read (`found`, at least `sent`: SNS returned the id). Default 2 s.
+   */
   readonly logsMaxWaitMs?: number;
   /** Injected for tests: waits (default setTimeout) and the batch window timer. */
   readonly sleep?: (ms: number) => Promise<void>;
