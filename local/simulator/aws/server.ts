@@ -118,6 +118,7 @@ interface ReceiptRecord {
 export const DEFAULT_AWS_STATUS_DELAYS = { sent: 200, delivered: 1000 } as const;
 const MAX_REQUEST_BYTES = 256 * 1024;
 const E164 = /^\+[1-9]\d{6,14}$/;
+const LOOPBACK_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/i;
 const EUM_MIN_TTL = 5;
 const EUM_MAX_TTL = 259_200;
 const EUM_MAX_BODY = 1600;
@@ -823,6 +824,10 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // Loopback only, by address (the listener) and by name (DNS rebinding): DESIGN.md section 8.
+    if (!LOOPBACK_HOST.test(req.headers.host ?? '')) {
+      return sendJson(res, 403, { code: 'forbidden', message: 'loopback Host only' });
+    }
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
     if (url.pathname === '/_sim' || url.pathname.startsWith('/_sim/')) return handleControl(req, res, url);
     if (faults.takeHang()) return hold(res, `${req.method} ${url.pathname} (hang)`);

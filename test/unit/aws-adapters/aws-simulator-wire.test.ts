@@ -163,6 +163,23 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
   });
 });
 
+describe('AWS simulator boundary', () => {
+  it('answers only requests that name a loopback host', async () => {
+    const sim = await aSimulator();
+    const { request } = await import('node:http');
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${sim.url}/_sim/health`, { headers: { host: 'sim.example.com' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+    expect((await fetch(`${sim.url}/_sim/health`)).status).toBe(200);
+  });
+});
+
 describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () => {
   it('sends with TTL and Context, and the events carry the reference back (SNS-shaped, to the receipts path)', async () => {
     // Prepare
