@@ -39,6 +39,8 @@ export const EUM_EVENT_STATUS: Readonly<Record<string, ProviderStatus>> = {
   TEXT_QUEUED: 'sent',
   TEXT_PENDING: 'sent',
   TEXT_SUCCESSFUL: 'sent',
+  // Not selectable as a matching type, but an event of it would still show the message exists.
+  TEXT_SENT: 'sent',
   TEXT_DELIVERED: 'delivered',
   TEXT_TTL_EXPIRED: 'not_sent',
   TEXT_PROTECT_BLOCKED: 'not_sent',
