@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { keepProviderMessageIds } from '../shared/composition/outcome-write.js';
 import { providerFor } from '../shared/composition/provider.js';
 import { cipherFor, fingerprinterFor } from '../shared/composition/secrets.js';
 import { storeFor } from '../shared/composition/store.js';
@@ -13,7 +14,12 @@ const fingerprinter = await fingerprinterFor(config, systemClock);
 
 /** SQS event source entry point (partial batch responses). The log lines feed the alarms' metric filters. */
 export const handler = createSenderHandler({
-  store: storeFor(config),
+  // The id a provider returned is the only way to find the message again: its write is retried.
+  store: keepProviderMessageIds(storeFor(config), {
+    clock: systemClock,
+    policy: config.policy,
+    onRecovered: (key, how) => logger.warn('provider message id recovered', { idempotency_key: key, how }),
+  }),
   cipher: cipherFor(config, systemClock),
   provider: providerFor(config, systemClock, fingerprinter),
   clock: systemClock,

@@ -1,10 +1,12 @@
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { Api } from './constructs/api.js';
+import { AwsSmsResources } from './constructs/aws-sms.js';
 import { Observability } from './constructs/observability.js';
 import { Pipeline } from './constructs/pipeline.js';
 import { Storage } from './constructs/storage.js';
 import {
+  eumConfigurationSetName,
   type ResetNotifierProps,
   type ResolvedSettings,
   resolveSettings,
@@ -28,6 +30,8 @@ export class ResetNotifier extends Construct {
   readonly pipeline: Pipeline;
   readonly api: Api;
   readonly observability: Observability;
+  /** End User Messaging events or SNS delivery-status logs, for the AWS providers. */
+  readonly awsSms: AwsSmsResources;
 
   constructor(scope: Construct, id: string, props: ResetNotifierProps = {}) {
     super(scope, id);
@@ -37,6 +41,11 @@ export class ResetNotifier extends Construct {
       settings: this.settings,
       storage: this.storage,
       baseEnvironment: functionEnvironment(this, this.settings, this.storage),
+    });
+    this.awsSms = new AwsSmsResources(this, 'AwsSms', {
+      settings: this.settings,
+      storage: this.storage,
+      pipeline: this.pipeline,
     });
     this.api = new Api(this, 'Api', {
       settings: this.settings,
@@ -98,6 +107,14 @@ export function functionEnvironment(
         ',',
       );
       if (provider.senderId !== undefined) env.SNS_SENDER_ID = provider.senderId;
+      break;
+    case 'eum':
+      env.EUM_ORIGINATION_IDENTITY = provider.originationIdentityArn;
+      env.EUM_CONFIGURATION_SET = eumConfigurationSetName(provider);
+      if (provider.maxPrice !== undefined) env.EUM_MAX_PRICE = provider.maxPrice;
+      if (provider.protectConfigurationId !== undefined)
+        env.EUM_PROTECT_CONFIGURATION_ID = provider.protectConfigurationId;
+      if (provider.messageFeedback === true) env.EUM_MESSAGE_FEEDBACK = 'on';
       break;
     case 'twilio':
       env.PROVIDER_BASE_URL = provider.baseUrl ?? 'https://api.twilio.com';

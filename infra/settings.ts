@@ -35,6 +35,31 @@ export interface SnsProviderSettings {
    * @default - `sns/<region>/<account>/DirectPublishToPhoneNumber` and the same with `/Failure`
    */
   readonly deliveryLogGroupNames?: readonly string[];
+  /**
+   * Create those log groups (retention, KMS key) and the IAM role SNS writes them with. Turn off
+   * when they already exist in the account (CloudFormation cannot adopt them). @default true
+   */
+  readonly manageDeliveryLogGroups?: boolean;
+  /** Retention of the delivery-status logs (they hold destination numbers in clear). @default ONE_WEEK */
+  readonly deliveryLogRetention?: RetentionDays;
+}
+
+/**
+ * AWS End User Messaging SMS: `SendTextMessage` through a configuration set whose event destination
+ * (an encrypted SNS topic) feeds the receipts function.
+ */
+export interface EumProviderSettings {
+  readonly kind: 'eum';
+  /** ARN of the phone number, sender id or pool messages come from; `sms-voice:SendTextMessage` is scoped to it. */
+  readonly originationIdentityArn: string;
+  /** Name of the configuration set the stack creates. @default 'reset-notifier' */
+  readonly configurationSetName?: string;
+  /** `MaxPrice` per message in USD, e.g. `'0.05'`. @default - none */
+  readonly maxPrice?: string;
+  /** A protect configuration to send under (its id); the grant then names it too. @default - none */
+  readonly protectConfigurationId?: string;
+  /** Enable message feedback (`PutMessageFeedback` on confirmations). @default false */
+  readonly messageFeedback?: boolean;
 }
 
 /** Twilio (or any Twilio-compatible endpoint). The auth token stays in Secrets Manager. */
@@ -56,7 +81,11 @@ export interface SimulatorProviderSettings {
 }
 
 /** Which SMS provider the functions use (`PROVIDER`). */
-export type ProviderSettings = SnsProviderSettings | TwilioProviderSettings | SimulatorProviderSettings;
+export type ProviderSettings =
+  | SnsProviderSettings
+  | EumProviderSettings
+  | TwilioProviderSettings
+  | SimulatorProviderSettings;
 
 /** Timing settings handed to the functions (DESIGN.md sections 1 and 8). */
 export interface TimingSettings {
@@ -226,6 +255,8 @@ export const FUNCTION_ENTRIES = {
   forwarder: 'forwarder.ts',
   sender: 'sender.ts',
   reconciler: 'reconciler.ts',
+  /** Only deployed with `provider.kind === 'eum'`. */
+  eumReceipts: 'eum-receipts.ts',
 } as const;
 
 /** The sender's Lambda timeout: the provider call, the lease writes and a margin. */
@@ -297,6 +328,24 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     }
   }
 
+  if (provider.kind === 'eum') {
+    if (
+      !/^arn:aws[a-z-]*:sms-voice:[a-z0-9-]*:\d{12}:(phone-number|sender-id|pool)\/.+$/.test(
+        provider.originationIdentityArn,
+      )
+    ) {
+      fail('provider.originationIdentityArn must be the ARN of an sms-voice phone number, sender id or pool');
+    }
+    if (provider.maxPrice !== undefined && !/^\d{1,4}(\.\d{1,5})?$/.test(provider.maxPrice)) {
+      fail('provider.maxPrice must be a decimal amount in USD, e.g. 0.05');
+    }
+    if (
+      provider.configurationSetName !== undefined &&
+      !/^[A-Za-z0-9_-]{1,64}$/.test(provider.configurationSetName)
+    ) {
+      fail('provider.configurationSetName must be 1-64 letters, digits, _ or -');
+    }
+  }
   if (provider.kind === 'twilio' && (provider.accountSid === '' || provider.from === '')) {
     fail('provider (twilio) needs accountSid and from');
   }
@@ -387,4 +436,9 @@ export function snsDeliveryLogGroups(
   const base = (r: string, a: string) => `sns/${r}/${a}/DirectPublishToPhoneNumber`;
   const both = (r: string, a: string) => [base(r, a), `${base(r, a)}/Failure`];
   return { names: both(region, account), nagNames: both('<AWS::Region>', '<AWS::AccountId>') };
+}
+
+/** The configuration set name of an End User Messaging provider. */
+export function eumConfigurationSetName(provider: EumProviderSettings): string {
+  return provider.configurationSetName ?? 'reset-notifier';
 }

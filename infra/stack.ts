@@ -57,6 +57,10 @@ export const CONTEXT_KEYS = {
   twilioAuthTokenSecretArn: 'reset-notifier:twilioAuthTokenSecretArn',
   twilioBaseUrl: 'reset-notifier:twilioBaseUrl',
   simulatorBaseUrl: 'reset-notifier:simulatorBaseUrl',
+  eumOriginationIdentityArn: 'reset-notifier:eumOriginationIdentityArn',
+  eumConfigurationSet: 'reset-notifier:eumConfigurationSet',
+  eumMaxPrice: 'reset-notifier:eumMaxPrice',
+  eumProtectConfigurationId: 'reset-notifier:eumProtectConfigurationId',
   evidenceRetentionDays: 'reset-notifier:evidenceRetentionDays',
   reconcileMinutes: 'reset-notifier:reconcileMinutes',
   allowedDestinations: 'reset-notifier:allowedDestinations',
@@ -124,8 +128,20 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     };
   } else if (kind === 'simulator') {
     provider = { kind: 'simulator', baseUrl: required(CONTEXT_KEYS.simulatorBaseUrl) };
+  } else if (kind === 'eum') {
+    const optional = (key: string, name: 'configurationSetName' | 'maxPrice' | 'protectConfigurationId') => {
+      const value = get(key);
+      return value === undefined ? {} : { [name]: value };
+    };
+    provider = {
+      kind: 'eum',
+      originationIdentityArn: required(CONTEXT_KEYS.eumOriginationIdentityArn),
+      ...optional(CONTEXT_KEYS.eumConfigurationSet, 'configurationSetName'),
+      ...optional(CONTEXT_KEYS.eumMaxPrice, 'maxPrice'),
+      ...optional(CONTEXT_KEYS.eumProtectConfigurationId, 'protectConfigurationId'),
+    };
   } else {
-    throw new Error(`context ${CONTEXT_KEYS.provider} must be sns, twilio or simulator, got "${kind}"`);
+    throw new Error(`context ${CONTEXT_KEYS.provider} must be sns, eum, twilio or simulator, got "${kind}"`);
   }
 
   const retentionDays = number(CONTEXT_KEYS.evidenceRetentionDays);

@@ -6,6 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
+import { keepProviderMessageIds } from '../shared/composition/outcome-write.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
@@ -13,14 +14,17 @@ import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-ha
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
+import { loadIngestReceipt } from '../shared/providers/eum/index.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
+import { EUM_RECEIPTS_PATH, eumReceiptsRoute } from './runtime/eum-receipts-route.js';
 import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
 import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
 import { startStreamPoller } from './runtime/stream-poller.js';
+import { startAwsSimulator } from './simulator/aws/server.js';
 import { startSimulator } from './simulator/server.js';
 
 export interface LocalStackOptions {
@@ -111,14 +115,38 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const preConfig = loadConfig({ ...env, FINGERPRINT_KEY: env.FINGERPRINT_KEY ?? keys.fingerprintKey });
     const fingerprinter = createFingerprinter(parseKey(preConfig.fingerprintKey ?? keys.fingerprintKey));
 
-    const sim = await startSimulator({
-      port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
-      authToken: preConfig.providerAuthToken,
-      fingerprint: (e164) => fingerprinter.destination(e164),
-      ...(options.dataDir ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl') } : {}),
-      ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
-    });
+    // PROVIDER=sns|eum: the real AWS SDK clients talk to the AWS simulator (same control API).
+    const awsProvider = env.PROVIDER === 'sns' || env.PROVIDER === 'eum' ? env.PROVIDER : undefined;
+    const awsSim = awsProvider
+      ? await startAwsSimulator({
+          port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
+          fingerprint: (value) => fingerprinter.destination(value),
+          ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
+        })
+      : undefined;
+    const sim =
+      awsSim ??
+      (await startSimulator({
+        port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
+        authToken: preConfig.providerAuthToken,
+        fingerprint: (e164) => fingerprinter.destination(e164),
+        ...(options.dataDir ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl') } : {}),
+        ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
+      }));
     stops.push(sim.stop);
+    const awsEnv: Record<string, string> = awsSim
+      ? {
+          PROVIDER: awsProvider as string,
+          AWS_REGION: 'us-east-1',
+          SNS_ENDPOINT: env.SNS_ENDPOINT ?? awsSim.url,
+          LOGS_ENDPOINT: env.LOGS_ENDPOINT ?? awsSim.url,
+          EUM_ENDPOINT: env.EUM_ENDPOINT ?? awsSim.url,
+          SNS_DELIVERY_LOG_GROUPS: `${awsSim.logGroups.success},${awsSim.logGroups.failure}`,
+          EUM_ORIGINATION_IDENTITY: env.EUM_ORIGINATION_IDENTITY ?? 'pool-local',
+          EUM_CONFIGURATION_SET: env.EUM_CONFIGURATION_SET ?? 'reset-notifier',
+          EUM_EVENTS_TOPIC_ARN: awsSim.eventsTopicArn,
+        }
+      : { PROVIDER: 'simulator' };
 
     const tableName = options.tableName ?? env.TABLE_NAME ?? 'reset-notifier';
     const dynamodb = new DynamoDBClient({
@@ -140,20 +168,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       DISPATCH_QUEUE_URL: queueUrl,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
-      // `PROVIDER=twilio` with `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint
-      // (DESIGN.md section 8); otherwise the built-in simulator, with its own callback sink for now.
-      ...(env.PROVIDER === 'twilio' && env.PROVIDER_BASE_URL
-        ? { PROVIDER: 'twilio', PROVIDER_BASE_URL: env.PROVIDER_BASE_URL }
-        : {
-            PROVIDER: 'simulator',
-            PROVIDER_BASE_URL: sim.url,
-            PROVIDER_STATUS_CALLBACK_BASE:
-              env.PROVIDER_STATUS_CALLBACK_BASE || `${sim.url}/_callbacks/status`,
-            // The simulator starts with no redaction and no list-lag fault active, so the local stack
-            // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
-            PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',
-            PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: env.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS ?? '0',
-          }),
+      // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
+      // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (DESIGN.md section 8);
+      // otherwise the built-in Twilio simulator, with its own callback sink for now.
+      ...(awsSim
+        ? { PROVIDER_BASE_URL: sim.url, ...awsEnv }
+        : env.PROVIDER === 'twilio' && env.PROVIDER_BASE_URL
+          ? { PROVIDER: 'twilio', PROVIDER_BASE_URL: env.PROVIDER_BASE_URL }
+          : {
+              PROVIDER: 'simulator',
+              PROVIDER_BASE_URL: sim.url,
+              PROVIDER_STATUS_CALLBACK_BASE:
+                env.PROVIDER_STATUS_CALLBACK_BASE || `${sim.url}/_callbacks/status`,
+              // The simulator starts with no redaction and no list-lag fault active, so the local stack
+              // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
+              PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',
+              PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: env.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS ?? '0',
+            }),
       CIPHER: 'local',
       LOCAL_DATA_KEY: env.LOCAL_DATA_KEY ?? keys.dataKey,
       FINGERPRINT_KEY: preConfig.fingerprintKey ?? keys.fingerprintKey,
@@ -180,6 +211,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });
     const sender = createSenderHandler({
       ...runtime,
+      // As in AWS (functions/sender.ts): the id a provider returned is never lost.
+      store: keepProviderMessageIds(runtime.store, { clock: runtime.clock, policy: config.policy }),
       policy: config.policy,
       owner: `local-sender-${process.pid}`,
       ...(options.onStep ? { onStep: options.onStep } : {}),
@@ -188,12 +221,31 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
 
+    const ingest = awsProvider === 'eum' ? await loadIngestReceipt() : undefined;
+    const eumRoute =
+      awsProvider === 'eum' && config.eumEventsTopicArn
+        ? [
+            eumReceiptsRoute(
+              ingest && {
+                ingest,
+                topicArn: config.eumEventsTopicArn,
+                store: runtime.store,
+                clock: runtime.clock,
+                policy: config.policy,
+              },
+              (report) => logger.info('eum receipt', { ...report }),
+            ),
+          ]
+        : [];
+    if (awsProvider === 'eum' && ingest === undefined)
+      logger.warn('receipts use case missing: EUM events get 503');
     const api = await startHttpServer({
       handler: (event, context) => apiHandler(event, context),
       port: options.apiPort ?? Number(env.PORT ?? 3000),
-      ...(options.routes ? { routes: options.routes } : {}),
+      routes: [...eumRoute, ...(options.routes ?? [])],
     });
     stops.push(api.stop);
+    awsSim?.setEventsUrl(`${api.url}${EUM_RECEIPTS_PATH}`);
 
     const streams = new DynamoDBStreamsClient({
       endpoint: dynamodbEndpoint,

@@ -24,8 +24,8 @@ export interface ServiceConfig {
   /** Local emulator endpoints; unset in AWS. */
   readonly dynamodbEndpoint?: string;
   readonly sqsEndpoint?: string;
-  /** `simulator` (Twilio-compatible simulator), `twilio` or `sns`. */
-  readonly provider: 'simulator' | 'twilio' | 'sns';
+  /** `simulator` (Twilio-compatible simulator), `twilio`, `sns` or `eum` (AWS End User Messaging SMS). */
+  readonly provider: 'simulator' | 'twilio' | 'sns' | 'eum';
   readonly providerBaseUrl: string;
   readonly providerAccountSid: string;
   readonly providerAuthToken: string;
@@ -33,6 +33,22 @@ export interface ServiceConfig {
   readonly providerAuthTokenSecretArn?: string;
   readonly snsSenderId?: string;
   readonly snsDeliveryLogGroups: readonly string[];
+  /** Local only: the SNS and CloudWatch Logs endpoints of the AWS simulator (`SNS_ENDPOINT`, `LOGS_ENDPOINT`). */
+  readonly snsEndpoint?: string;
+  readonly logsEndpoint?: string;
+  /** End User Messaging SMS: `EUM_ORIGINATION_IDENTITY` (phone number, sender id or pool, id or ARN). */
+  readonly eumOriginationIdentity?: string;
+  /** `EUM_CONFIGURATION_SET`: its event destination publishes our receipts. */
+  readonly eumConfigurationSet?: string;
+  /** `EUM_MAX_PRICE`: USD per message, e.g. `0.05`. */
+  readonly eumMaxPrice?: string;
+  readonly eumProtectConfigurationId?: string;
+  /** `EUM_MESSAGE_FEEDBACK=on`: sends MessageFeedbackEnabled so confirmations reach PutMessageFeedback. */
+  readonly eumMessageFeedback: boolean;
+  /** `EUM_EVENTS_TOPIC_ARN`: the only SNS topic whose events the receipts function believes. */
+  readonly eumEventsTopicArn?: string;
+  /** Local only: the End User Messaging endpoint of the AWS simulator (`EUM_ENDPOINT`). */
+  readonly eumEndpoint?: string;
   /** E.164 prefixes the API accepts (empty = any valid number). */
   readonly allowedDestinationPrefixes: readonly string[];
   /** Abuse limits (DESIGN.md section 9): `DESTINATION_LIMITS` and `COUNTRY_LIMITS`. */
@@ -120,7 +136,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
     ...opt('dynamodbEndpoint', env.DYNAMODB_ENDPOINT),
     ...opt('sqsEndpoint', env.SQS_ENDPOINT),
-    provider: oneOf(env, 'PROVIDER', ['simulator', 'twilio', 'sns'] as const, 'simulator'),
+    provider: oneOf(env, 'PROVIDER', ['simulator', 'twilio', 'sns', 'eum'] as const, 'simulator'),
     providerBaseUrl: env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`,
     providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
     providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
@@ -135,6 +151,15 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('providerAuthTokenSecretArn', env.PROVIDER_AUTH_TOKEN_SECRET_ARN),
     ...opt('snsSenderId', env.SNS_SENDER_ID),
     snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),
+    ...opt('snsEndpoint', env.SNS_ENDPOINT),
+    ...opt('logsEndpoint', env.LOGS_ENDPOINT),
+    ...opt('eumOriginationIdentity', env.EUM_ORIGINATION_IDENTITY),
+    ...opt('eumConfigurationSet', env.EUM_CONFIGURATION_SET),
+    ...opt('eumMaxPrice', env.EUM_MAX_PRICE),
+    ...opt('eumProtectConfigurationId', env.EUM_PROTECT_CONFIGURATION_ID),
+    eumMessageFeedback: oneOf(env, 'EUM_MESSAGE_FEEDBACK', ['on', 'off'] as const, 'off') === 'on',
+    ...opt('eumEventsTopicArn', env.EUM_EVENTS_TOPIC_ARN),
+    ...opt('eumEndpoint', env.EUM_ENDPOINT),
     allowedDestinationPrefixes: list(env.ALLOWED_DESTINATION_PREFIXES),
     budgets: {
       destination: parseDestinationLimits(env.DESTINATION_LIMITS || DEFAULT_DESTINATION_LIMITS),

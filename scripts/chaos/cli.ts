@@ -1,6 +1,6 @@
 /** Argument parsing and the summary printed by `npm run chaos`: pure, so both are unit-tested. */
 import { parseArgs } from 'node:util';
-import type { ChaosRunResult } from './driver.js';
+import type { ChaosProvider, ChaosRunResult } from './driver.js';
 
 /** What `npm run chaos -- ...` asked for. */
 export interface ChaosCliOptions {
@@ -16,10 +16,13 @@ export interface ChaosCliOptions {
   readonly verbose: boolean;
   /** Where to write the full result as JSON, if anywhere. */
   readonly jsonPath?: string;
+  /** The provider the stack uses against its simulator. */
+  readonly provider: ChaosProvider;
 }
 
 export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurrency C] [--duration 10m]
                        [--settle-timeout 180s] [--max-pending P] [--model-runs R] [--json FILE] [--verbose]
+                       [--provider twilio|sns|eum]
   --events N          reset events to drive (default 2000; an upper bound with --duration)
   --seed S            seed of the scenario and fault schedule (default 1)
   --concurrency C     events in flight at once, each 1-11 concurrent POSTs (default 12)
@@ -28,7 +31,8 @@ export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurr
   --max-pending P     new events wait while P admitted keys are not final yet (default 500)
   --model-runs R      then run the model-based tests with R runs per property (default 5000, 0 = skip)
   --json FILE         also write the full result as JSON
-  --verbose           show the service's log output while capturing it`;
+  --verbose           show the service's log output while capturing it
+  --provider P        twilio (default: the Twilio simulator), sns or eum (the AWS simulator, real SDK clients)`;
 
 /** `90`, `90s`, `1500ms`, `10m`, `1h` -> milliseconds. */
 export function parseDuration(text: string): number {
@@ -60,11 +64,16 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
       'model-runs': { type: 'string' },
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
+      provider: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
   const durationMs = values.duration === undefined ? undefined : parseDuration(values.duration);
+  const provider = values.provider ?? 'twilio';
+  if (provider !== 'twilio' && provider !== 'sns' && provider !== 'eum') {
+    throw new Error(`--provider must be twilio, sns or eum, got ${provider}`);
+  }
   const defaultEvents = durationMs === undefined ? 2000 : Number.MAX_SAFE_INTEGER;
   return {
     events: positiveInt('events', values.events, defaultEvents),
@@ -76,6 +85,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
     maxPending: positiveInt('max-pending', values['max-pending'], 500),
     modelRuns: positiveInt('model-runs', values['model-runs'], 5000, 0),
     verbose: values.verbose ?? false,
+    provider,
     ...(values.json === undefined ? {} : { jsonPath: values.json }),
   };
 }
@@ -90,11 +100,12 @@ const histogram = (counts: Readonly<Record<string, number>>) =>
 /** The summary: one line per figure, then the verdict. */
 export function formatSummary(
   result: ChaosRunResult,
-  options: Pick<ChaosCliOptions, 'concurrency'>,
+  options: Pick<ChaosCliOptions, 'concurrency'> & Partial<Pick<ChaosCliOptions, 'provider'>>,
 ): string[] {
   const s = result.stats;
   const lines = [
     `chaos: seed=${result.seed} events=${s.events} concurrency=${options.concurrency} duration=${seconds(s.totalMs)} (admission ${seconds(s.admissionMs)}, settle ${seconds(s.settleMs)}, collect ${seconds(s.collectMs)}, check ${seconds(s.checkMs)})`,
+    `run: provider=${options.provider ?? 'twilio'}`,
     `run: admitted keys=${s.admittedKeys} posts=${s.posts} client retries after 5xx=${s.clientRetries} responses: ${histogram(s.responses)}`,
     `run: too-late events=${s.rejectedTooLate} short-life events=${s.shortLife} conflicting payloads=${s.conflicts} extra SQS messages=${s.extraSqsMessages} extra reconciler passes=${s.extraReconcilerPasses}`,
     ...(s.pumping
@@ -112,6 +123,7 @@ export function formatSummary(
     `scanned: ${s.storedItems} stored items, ${s.evidenceRecords} evidence records, ${s.logLines} log lines`,
     `load: event-loop delay p99=${s.eventLoopDelayP99Ms} ms max=${s.eventLoopDelayMaxMs} ms`,
     `timing: sends that reached the provider after their caller gave up=${s.lateArrivals} (worst ${s.lateArrivalMaxMs} ms after); sends started at or after the deadline (sender's clock)=${s.sendsStartedAfterDeadline}`,
+    `outcome: unknown outcomes that ended without any SMS (unknown_at_expiry, nothing handed on)=${s.unknownWithoutSms}`,
     `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}`,
   ];
   for (const invariant of result.invariants) {

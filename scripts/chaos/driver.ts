@@ -114,7 +114,12 @@ export interface ChaosRunOptions {
    * mid-run, and the privacy figure must then count it (never set in a real soak).
    */
   readonly leakCanary?: boolean;
+  /** Which provider the stack uses, against its simulator: default `twilio`. */
+  readonly provider?: ChaosProvider;
 }
+
+/** `npm run chaos -- --provider ...`: the Twilio simulator, or the AWS simulator for SNS / End User Messaging. */
+export type ChaosProvider = 'twilio' | 'sns' | 'eum';
 
 /** What a run did, besides the verdict. */
 export interface ChaosStats {
@@ -156,6 +161,8 @@ export interface ChaosStats {
   eventLoopDelayMaxMs: number;
   /** The pumping scenario: POSTs, and their final answers (admitted, replayed, rate limited). */
   pumping?: { posts: number; admitted: number; replayed: number; refused: number };
+  /** Unknown outcomes that ended `unknown_at_expiry` although the provider never handed any SMS on. */
+  unknownWithoutSms: number;
 }
 
 /** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
@@ -180,12 +187,20 @@ export interface ChaosRunResult {
 
 /** Fast status progress: `sent` after 20 ms, `delivered` after 100 ms, so one status poll settles a key. */
 const SIMULATOR_DELAYS = { sent: 20, delivered: 100 };
+/** Token life cap of normal events with the AWS providers (see {@link ChaosMix.maxNormalLifeMs}). */
+const AWS_MAX_NORMAL_LIFE_MS = 60_000;
 const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Runs one chaos soak and returns its verdict. Never throws for an invariant failure. */
 export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult> {
-  const mix: ChaosMix = { ...DEFAULT_MIX, ...(options.mix ?? {}) };
+  const noAbsenceProof = options.provider === 'sns' || options.provider === 'eum';
+  const mix: ChaosMix = {
+    ...DEFAULT_MIX,
+    // SNS and End User Messaging never prove absence: an unknown without evidence waits for its expiry.
+    ...(noAbsenceProof ? { maxNormalLifeMs: AWS_MAX_NORMAL_LIFE_MS } : {}),
+    ...(options.mix ?? {}),
+  };
   const seed = options.seed;
   const progress = options.progress ?? (() => undefined);
   const started = Date.now();
@@ -194,7 +209,9 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
   const crash = createCrashInjector(seed, mix.crashProbability);
   const throttle = createThrottleInjector(seed, mix.throttleProbability, mix.retriedThrottleProbability);
-  const env = { ...CHAOS_ENV, ...(options.env ?? {}) };
+  const provider = options.provider ?? 'twilio';
+  const aws = provider === 'sns' || provider === 'eum';
+  let env: Record<string, string> = { ...CHAOS_ENV, ...(options.env ?? {}) };
   // The provider runs in its own thread, and the provider adapter's requests are sent there: the tap
   // is installed before the stack starts, because the adapter picks up the global fetch when built.
   let simulator: SimulatorThread | undefined;
@@ -204,9 +221,12 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   let dynamodb: DynamoDBClient | undefined;
   let sqs: SQSClient | undefined;
   try {
-    simulator = await startSimulatorThread(SIMULATOR_DELAYS);
+    simulator = await startSimulatorThread(SIMULATOR_DELAYS, aws ? 'aws' : 'twilio');
     const simUrl = simulator.url;
-    tap = tapProviderSends({ redirectTo: simUrl });
+    // The AWS SDK clients do not use fetch: they are pointed at the simulator thread by endpoint.
+    tap = tapProviderSends(aws ? {} : { redirectTo: simUrl });
+    if (aws)
+      env = { ...env, PROVIDER: provider, SNS_ENDPOINT: simUrl, EUM_ENDPOINT: simUrl, LOGS_ENDPOINT: simUrl };
     const calls = tap.calls;
     stack = await startLocalStack({
       ...(options.dynamodbEndpoint ? { dynamodbEndpoint: options.dynamodbEndpoint } : {}),
@@ -227,6 +247,13 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     });
     const running = stack;
     const serviceLogger = running.runtime.logger;
+    if (provider === 'eum') {
+      // End User Messaging events go to the stack's loopback receipts path.
+      await fetch(`${simUrl}/_sim/config`, {
+        method: 'POST',
+        body: JSON.stringify({ events_url: `${running.apiUrl}/v1/receipts/eum` }),
+      });
+    }
     // The driver's own clients: never throttled, so observation does not disturb the verdict.
     dynamodb = new DynamoDBClient({
       endpoint: running.dynamodbEndpoint,
@@ -274,6 +301,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       sendsStartedAfterDeadline: 0,
       eventLoopDelayP99Ms: 0,
       eventLoopDelayMaxMs: 0,
+      unknownWithoutSms: 0,
     };
     const loopDelay = monitorEventLoopDelay({ resolution: 20 });
     loopDelay.enable();
@@ -344,6 +372,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     };
 
     const runEvent = async (spec: EventSpec) => {
+      // SNS carries no reference: the simulator's test oracle attributes a body to its key by the secret.
+      if (provider === 'sns') await registerSecrets(simUrl, spec);
       const expiresAt = Date.now() + spec.lifeMs;
       const original = JSON.stringify(requestBody(spec, expiresAt));
       const calls = Array.from({ length: spec.duplicates }, () => post(spec, 'original', original));
@@ -553,6 +583,14 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       const deadline = deadlines.get(keyOfReference(reference) ?? '');
       if (deadline !== undefined && call.startedAt >= deadline) stats.sendsStartedAfterDeadline++;
     }
+    const handedOn = new Set(
+      ledger
+        .filter((m) => m.status === 'sent' || m.status === 'delivered')
+        .map((m) => keyOfReference(m.client_reference)),
+    );
+    stats.unknownWithoutSms = commands.filter(
+      (c) => c.lastReason === 'unknown_at_expiry' && !handedOn.has(c.idempotencyKey),
+    ).length;
     stats.providerSends = requests.length;
     stats.providerMessages = ledger.length;
     stats.logLines = logLines.length;
@@ -607,6 +645,16 @@ function forensicsFor(key: string, dataset: ChaosDataset): KeyForensics {
     messages: dataset.ledger.filter((m) => ours(m.client_reference)),
     requests: dataset.requests.filter((r) => ours(r.client_reference)),
   };
+}
+
+async function registerSecrets(simUrl: string, spec: EventSpec): Promise<void> {
+  const entries = [spec.params, spec.conflictParams]
+    .filter((params) => params !== undefined)
+    .map((params) => ({
+      secret: 'code' in params ? params.code : params.reset_url,
+      key: spec.idempotencyKey,
+    }));
+  await fetch(`${simUrl}/_sim/oracle`, { method: 'POST', body: JSON.stringify({ entries }) });
 }
 
 async function setFaults(simUrl: string, plan: Record<string, unknown> | null): Promise<void> {

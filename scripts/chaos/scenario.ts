@@ -11,6 +11,11 @@ import { Rng, unitFor } from './prng.js';
 
 /** The knobs of a run's fault mix. Probabilities are per event, per call or per phase as named. */
 export interface ChaosMix {
+  /**
+   * Caps a normal event's token life (drawn as 2-30 min). A provider that can never prove absence
+   * keeps an unknown until its token expires, so its runs cap lives to settle in minutes.
+   */
+  readonly maxNormalLifeMs?: number;
   /** Each event is POSTed 1..this many times concurrently (same body), n with weight 1/n. */
   readonly maxDuplicatePosts: number;
   /** Per event: one more concurrent POST with the same key and a different payload. */
@@ -196,7 +201,7 @@ export function eventSpec(seed: number, index: number, mix: ChaosMix = DEFAULT_M
       ? rng.int(1_000, 4_500)
       : kind === 'short_life'
         ? rng.int(6_000, 9_000)
-        : rng.int(2, 30) * 60_000;
+        : Math.min(rng.int(2, 30) * 60_000, mix.maxNormalLifeMs ?? Number.POSITIVE_INFINITY);
   const params = paramsFrom(rng);
   const conflictParams = rng.chance(mix.conflictProbability) ? paramsFrom(rng) : undefined;
   const extra = rng.chance(mix.extraSqsProbability) ? rng.int(1, 3) : 0;

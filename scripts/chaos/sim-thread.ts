@@ -12,15 +12,19 @@ export interface SimulatorThread {
 }
 
 /** Starts the simulator thread; resolves with its URL once it listens. */
-export async function startSimulatorThread(statusDelaysMs: {
-  sent: number;
-  delivered: number;
-}): Promise<SimulatorThread> {
+export async function startSimulatorThread(
+  statusDelaysMs: {
+    sent: number;
+    delivered: number;
+  },
+  /** `aws`: the AWS simulator (SNS, End User Messaging, CloudWatch Logs) instead of Twilio's. */
+  kind: 'twilio' | 'aws' = 'twilio',
+): Promise<SimulatorThread> {
   const entry = new URL('./sim-worker.ts', import.meta.url).href;
   // An eval entry registers tsx in the worker, so the TypeScript entry loads under tsx and vitest alike.
   const worker = new Worker(
     `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`,
-    { eval: true, workerData: { statusDelaysMs } },
+    { eval: true, workerData: { statusDelaysMs, kind } },
   );
   const url = await new Promise<string>((resolve, reject) => {
     worker.once('message', (message: { url: string }) => resolve(message.url));

@@ -3,10 +3,17 @@
  * Reports its URL, stops on 'stop'.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { startAwsSimulator } from '../../local/simulator/aws/server.js';
 import { startSimulator } from '../../local/simulator/server.js';
 
-const options = workerData as { statusDelaysMs: { sent: number; delivered: number } };
-const sim = await startSimulator({ port: 0, statusDelaysMs: options.statusDelaysMs });
+const options = workerData as {
+  statusDelaysMs: { sent: number; delivered: number };
+  kind?: 'twilio' | 'aws';
+};
+const sim =
+  options.kind === 'aws'
+    ? await startAwsSimulator({ port: 0, statusDelaysMs: options.statusDelaysMs })
+    : await startSimulator({ port: 0, statusDelaysMs: options.statusDelaysMs });
 parentPort?.on('message', (message) => {
   if (message === 'stop') void sim.stop().then(() => parentPort?.close());
 });

@@ -1,12 +1,20 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { readSecretString } from '../adapters/secrets-manager-secret.js';
 import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
+import { InvalidConfigurationError } from '../domain/errors.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
-import { NO_ABSENCE_PROOF, type SmsProvider } from '../domain/provider.js';
+import { NO_ABSENCE_PROOF, type ProviderCapabilities, type SmsProvider } from '../domain/provider.js';
+import {
+  createEumProvider,
+  EUM_CAPABILITIES,
+  EUM_CLIENT_CONFIG,
+  type EumProvider,
+} from '../providers/eum/index.js';
 import { createSnsProvider, SNS_CLIENT_CONFIG } from '../providers/sns/index.js';
 import {
   checkTwilioSettings,
@@ -14,6 +22,7 @@ import {
   TWILIO_CAPABILITIES,
   type TwilioAdapterEvent,
 } from '../providers/twilio/index.js';
+import { clientConfig } from './clients.js';
 
 const eventLogger = new Logger({ serviceName: 'reset-notifier' });
 
@@ -37,18 +46,41 @@ function reportTwilioEvent(event: TwilioAdapterEvent): void {
   });
 }
 
+/** The End User Messaging adapter for this configuration; throws when a required setting is missing. */
+export function buildEumProvider(config: ServiceConfig, clock: Clock): EumProvider {
+  if (!config.eumOriginationIdentity || !config.eumConfigurationSet) {
+    throw new InvalidConfigurationError(
+      'PROVIDER=eum needs EUM_ORIGINATION_IDENTITY and EUM_CONFIGURATION_SET',
+    );
+  }
+  return createEumProvider({
+    // No SDK retries: a retry after a lost response could send a second SMS.
+    client: new PinpointSMSVoiceV2Client({
+      ...clientConfig(config, config.eumEndpoint),
+      ...EUM_CLIENT_CONFIG,
+    }),
+    originationIdentity: config.eumOriginationIdentity,
+    configurationSetName: config.eumConfigurationSet,
+    ...(config.eumMaxPrice ? { maxPrice: config.eumMaxPrice } : {}),
+    ...(config.eumProtectConfigurationId ? { protectConfigurationId: config.eumProtectConfigurationId } : {}),
+    messageFeedback: config.eumMessageFeedback,
+    clock,
+  });
+}
+
 async function buildProvider(
   config: ServiceConfig,
   clock: Clock,
-  fingerprinter: Fingerprinter,
+  // Kept for the callers' signature: no adapter reads the destination's fingerprint any more.
+  _fingerprinter: Fingerprinter,
 ): Promise<SmsProvider> {
+  if (config.provider === 'eum') return buildEumProvider(config, clock);
   if (config.provider === 'sns') {
     return createSnsProvider({
       // No SDK retries: a retry after a lost response could send a second SMS.
-      sns: new SNSClient({ region: config.region, ...SNS_CLIENT_CONFIG }),
-      logs: new CloudWatchLogsClient({ region: config.region }),
+      sns: new SNSClient({ ...clientConfig(config, config.snsEndpoint), ...SNS_CLIENT_CONFIG }),
+      logs: new CloudWatchLogsClient(clientConfig(config, config.logsEndpoint)),
       deliveryLogGroups: [...config.snsDeliveryLogGroups],
-      fingerprint: (e164: string) => fingerprinter.destination(e164),
       clock,
       ...(config.snsSenderId ? { senderId: config.snsSenderId } : {}),
     });
@@ -82,10 +114,14 @@ async function buildProvider(
  * The configured provider, built on first use so a failure to read its secret is retried by the
  * next message. If it cannot be built, nothing was sent: `send` says so, `lookup` is inconclusive.
  */
-export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerprinter): SmsProvider {
+export function providerFor(
+  config: ServiceConfig,
+  clock: Clock,
+  fingerprinter: Fingerprinter,
+): SmsProvider & Partial<Pick<EumProvider, 'confirm'>> {
   // A Twilio provider without a callback base or a sender refuses to start (at cold start, not at
   // the first message): a deployment error must be loud, not an endless provider_unavailable.
-  if (config.provider !== 'sns') {
+  if (config.provider === 'twilio' || config.provider === 'simulator') {
     checkTwilioSettings({
       statusCallbackBase: config.providerStatusCallbackBase,
       from: config.providerFrom,
@@ -103,7 +139,7 @@ export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: 
   return {
     name: config.provider,
     // Known before the adapter is built: decisions must not wait on its secret.
-    capabilities: config.provider === 'sns' ? NO_ABSENCE_PROOF : TWILIO_CAPABILITIES,
+    capabilities: capabilitiesOf(config.provider),
     async send(command) {
       const provider = await get();
       return provider
@@ -114,5 +150,23 @@ export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: 
       const provider = await get();
       return provider ? provider.lookup(ref) : { kind: 'inconclusive', detail: 'provider_unavailable' };
     },
+    // The provider's feedback API, where one exists (End User Messaging PutMessageFeedback).
+    ...(config.provider === 'eum'
+      ? {
+          async confirm(messageId: string) {
+            const provider = (await get()) as EumProvider | undefined;
+            return provider
+              ? provider.confirm(messageId)
+              : { kind: 'failed' as const, detail: 'provider_unavailable' };
+          },
+        }
+      : {}),
   };
+}
+
+/** What each configured provider declares, known without building it. */
+export function capabilitiesOf(provider: ServiceConfig['provider']): ProviderCapabilities {
+  if (provider === 'sns') return NO_ABSENCE_PROOF;
+  if (provider === 'eum') return EUM_CAPABILITIES;
+  return TWILIO_CAPABILITIES;
 }

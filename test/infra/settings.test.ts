@@ -147,6 +147,6 @@ describe('configuration from CDK context (cdk deploy -c ...)', () => {
 
   it('names the missing context key', () => {
     expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'twilio' })).toThrow(CONTEXT_KEYS.twilioAccountSid);
-    expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'pigeon' })).toThrow(/sns, twilio or simulator/);
+    expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'pigeon' })).toThrow(/sns, eum, twilio or simulator/);
   });
 });

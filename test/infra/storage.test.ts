@@ -105,8 +105,9 @@ describe('storage: the notification table and its keys', () => {
     const [fieldKeyId] = [...fieldKeyIds];
     expect(fieldKeyId).toBeDefined();
     expect(fieldKeyId).not.toBe(tableKeyId);
-    // Table key, field key, and the alarm topic's key (observability).
-    template.resourceCountIs('AWS::KMS::Key', 3);
+    // Table key, field key, the alarm topic's key (observability) and, with the default provider
+    // SNS, the delivery-status logs' own key.
+    template.resourceCountIs('AWS::KMS::Key', 4);
     // Retained when the stack goes, deleted if its first create rolls back (nothing sealed yet).
     expect(template.toJSON().Resources[fieldKeyId as string]).toMatchObject({
       Type: 'AWS::KMS::Key',

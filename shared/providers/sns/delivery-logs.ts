@@ -3,11 +3,12 @@ import {
   FilterLogEventsCommand,
   type FilterLogEventsCommandOutput,
 } from '@aws-sdk/client-cloudwatch-logs';
-import type { LookupOutcome, LookupRef, ProviderStatus } from '../../domain/provider.js';
+import type { ProviderStatus } from '../../domain/provider.js';
+import type { TokenBucket } from './rate-limit.js';
 
 /**
- * Lookup of SMS sent with SNS `Publish`, through the SNS SMS delivery-status logs in CloudWatch Logs
- * (`sns/<region>/<account>/DirectPublishToPhoneNumber` and `.../Failure`). Each log line is JSON:
+ * SNS SMS delivery-status logs in CloudWatch Logs (`sns/<region>/<account>/DirectPublishToPhoneNumber`
+ * and `.../Failure`), read only to learn the status of a message whose id SNS returned. Each line:
  *
  * ```
  * { "notification": { "messageId": "...", "timestamp": "2026-11-29 12:00:00.123" },
@@ -15,112 +16,127 @@ import type { LookupOutcome, LookupRef, ProviderStatus } from '../../domain/prov
  *   "status": "SUCCESS" | "FAILURE" }
  * ```
  *
- * Delivery-status logging is an account setting (DeliveryStatusIAMRole and
- * DeliveryStatusSuccessSamplingRate = 100): without it, or with sampling below 100 %, an absence
- * in the logs proves nothing. The phone number is read from the logs only to compare its
- * fingerprint; it is never logged, put in a filter pattern, or returned.
+ * What these logs cannot do, and this module never asks of them: they are written asynchronously
+ * with no bound on the lag, success lines are sampled (DeliveryStatusSuccessSamplingRate), they are
+ * account-wide and carry no caller reference. So a line is attributed only by its exact
+ * `messageId`; no line is never read as "no message"; the destination is never read at all.
  */
 export interface DeliveryLogOptions {
   readonly logs: CloudWatchLogsClient;
   readonly logGroups: readonly string[];
-  readonly fingerprint: (e164: string) => string;
   readonly now: () => number;
-  /** Delivery logs lag the send; absence is only believed after this long. */
-  readonly settleMs: number;
-  /** Upper bound of FilterLogEvents pages read per log group and lookup. */
+  readonly sleep: (ms: number) => Promise<void>;
+  /** Shared by every read of this process: keeps `FilterLogEvents` under the account quota. */
+  readonly limiter: TokenBucket;
+  /** A read that would wait longer than this for a token gives up (inconclusive, retried next pass). */
+  readonly maxWaitMs: number;
+  /** Upper bound of FilterLogEvents pages read per log group and batch. */
   readonly maxPages: number;
 }
 
 /** Allowance for clock skew between this container and SNS timestamps. */
-const SKEW_MS = 60_000;
+export const LOG_SKEW_MS = 60_000;
+/** `FilterLogEvents` `filterPattern` length limit. */
+export const MAX_FILTER_PATTERN_CHARS = 1024;
+
+/** The statuses the logs showed for the ids asked; ids without a line are simply absent from the map. */
+export type DeliveryStatusRead =
+  | { readonly kind: 'statuses'; readonly statuses: ReadonlyMap<string, ProviderStatus> }
+  | {
+      readonly kind: 'error';
+      readonly detail: string;
+      readonly statuses: ReadonlyMap<string, ProviderStatus>;
+    };
+
+/** A JSON filter pattern matching any of `ids` exactly, or undefined when one id alone is too long. */
+export function messageIdPattern(ids: readonly string[]): string {
+  return `{ ${ids.map((id) => `($.notification.messageId = ${JSON.stringify(id)})`).join(' || ')} }`;
+}
+
+/** Splits ids into groups whose filter pattern fits {@link MAX_FILTER_PATTERN_CHARS}. */
+export function chunkForPatterns(ids: readonly string[]): string[][] {
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  for (const id of ids) {
+    const candidate = [...current, id];
+    if (current.length > 0 && messageIdPattern(candidate).length > MAX_FILTER_PATTERN_CHARS) {
+      chunks.push(current);
+      current = [id];
+    } else {
+      current = candidate;
+    }
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+/**
+ * One read for many message ids: per log group, one `FilterLogEvents` per pattern-sized chunk of
+ * ids (usually one), each call drawing a token from the limiter. Only lines whose `messageId` is
+ * one of `ids` count. A FAILURE line wins over a SUCCESS line for the same id.
+ */
+export async function readDeliveryStatuses(
+  options: DeliveryLogOptions,
+  ids: readonly string[],
+  since: number,
+): Promise<DeliveryStatusRead> {
+  const wanted = new Set(ids);
+  const statuses = new Map<string, ProviderStatus>();
+  if (wanted.size === 0) return { kind: 'statuses', statuses };
+  for (const group of options.logGroups) {
+    for (const chunk of chunkForPatterns([...wanted])) {
+      const scan = await scanGroup(options, group, since, messageIdPattern(chunk));
+      if (scan.kind === 'missing_group') break; // e.g. `/Failure` before the first failure: no lines.
+      for (const line of scan.kind === 'lines' ? scan.lines : scan.partial) {
+        if (!wanted.has(line.messageId)) continue;
+        if (statuses.get(line.messageId) !== 'undelivered') statuses.set(line.messageId, line.status);
+      }
+      if (scan.kind === 'error') return { kind: 'error', detail: scan.detail, statuses };
+    }
+  }
+  return { kind: 'statuses', statuses };
+}
 
 interface DeliveryLine {
   readonly messageId: string;
-  readonly destination?: string;
-  readonly publishedAt?: number;
   readonly status: ProviderStatus;
 }
 
 type Scan =
   | { readonly kind: 'lines'; readonly lines: readonly DeliveryLine[] }
   | { readonly kind: 'missing_group' }
-  | { readonly kind: 'error'; readonly detail: string };
-
-/** Finds the attempt `ref` describes: by message id when SNS returned one, else by destination and time. */
-export async function lookupDelivery(options: DeliveryLogOptions, ref: LookupRef): Promise<LookupOutcome> {
-  return ref.messageId === undefined ? byDestination(options, ref) : byMessageId(options, ref, ref.messageId);
-}
-
-async function byMessageId(
-  options: DeliveryLogOptions,
-  ref: LookupRef,
-  messageId: string,
-): Promise<LookupOutcome> {
-  // SNS returned an id, so it accepted the message: it exists whatever the logs say.
-  const pattern = `{ $.notification.messageId = ${JSON.stringify(messageId)} }`;
-  for (const group of options.logGroups) {
-    const scan = await scanGroup(options, group, ref.attemptStartedAt, pattern);
-    if (scan.kind === 'lines') {
-      const line = scan.lines.find((l) => l.messageId === messageId);
-      if (line !== undefined) return { kind: 'found', messageId, status: line.status };
-    }
-  }
-  return { kind: 'found', messageId, status: 'sent' };
-}
-
-async function byDestination(options: DeliveryLogOptions, ref: LookupRef): Promise<LookupOutcome> {
-  const wanted = options.fingerprint(ref.to);
-  const matches = new Map<string, DeliveryLine>();
-  for (const group of options.logGroups) {
-    const scan = await scanGroup(options, group, ref.attemptStartedAt, undefined);
-    if (scan.kind === 'error') return { kind: 'inconclusive', detail: scan.detail };
-    if (scan.kind === 'missing_group') {
-      // SNS creates the `/Failure` group at the first failed delivery; any other missing group
-      // means logging is not (yet) set up, so nothing can be concluded.
-      if (group.endsWith('/Failure')) continue;
-      return { kind: 'inconclusive', detail: 'sns:delivery_log_group_missing' };
-    }
-    for (const line of scan.lines) {
-      if (line.destination === undefined || options.fingerprint(line.destination) !== wanted) continue;
-      if (line.publishedAt !== undefined && line.publishedAt < ref.attemptStartedAt - SKEW_MS) continue;
-      matches.set(line.messageId, line);
-    }
-  }
-  const found = [...matches.values()];
-  const [only] = found;
-  if (found.length === 1 && only !== undefined)
-    return { kind: 'found', messageId: only.messageId, status: only.status };
-  // Another command to the same number in the window: SNS carries no client reference to tell them apart.
-  if (found.length > 1) return { kind: 'inconclusive', detail: 'sns:ambiguous_destination_match' };
-  if (options.now() - ref.attemptStartedAt < options.settleMs)
-    return { kind: 'inconclusive', detail: 'sns:delivery_logs_settling' };
-  return { kind: 'absent' };
-}
+  | { readonly kind: 'error'; readonly detail: string; readonly partial: readonly DeliveryLine[] };
 
 async function scanGroup(
   options: DeliveryLogOptions,
   logGroupName: string,
-  notBefore: number,
-  filterPattern: string | undefined,
+  since: number,
+  filterPattern: string,
 ): Promise<Scan> {
   const lines: DeliveryLine[] = [];
   let nextToken: string | undefined;
   for (let page = 0; page < options.maxPages; page += 1) {
+    const waitMs = options.limiter.reserve(options.maxWaitMs);
+    if (waitMs === Number.POSITIVE_INFINITY) {
+      return { kind: 'error', detail: 'sns:logs_rate_limited', partial: lines };
+    }
+    if (waitMs > 0) await options.sleep(waitMs);
     let out: FilterLogEventsCommandOutput;
     try {
       out = await options.logs.send(
         new FilterLogEventsCommand({
           logGroupName,
-          startTime: notBefore - SKEW_MS,
-          endTime: options.now() + SKEW_MS,
-          ...(filterPattern === undefined ? {} : { filterPattern }),
+          startTime: since - LOG_SKEW_MS,
+          endTime: options.now() + LOG_SKEW_MS,
+          filterPattern,
           ...(nextToken === undefined ? {} : { nextToken }),
         }),
       );
     } catch (error) {
       const name = (error as { name?: unknown } | null)?.name;
       if (name === 'ResourceNotFoundException') return { kind: 'missing_group' };
-      return { kind: 'error', detail: `sns:logs_${typeof name === 'string' ? name : 'error'}` };
+      const safe = typeof name === 'string' && /^[A-Za-z]{1,64}$/.test(name) ? name : 'error';
+      return { kind: 'error', detail: `sns:logs_${safe}`, partial: lines };
     }
     for (const event of out.events ?? []) {
       const line = event.message === undefined ? undefined : parseLine(event.message);
@@ -129,9 +145,10 @@ async function scanGroup(
     nextToken = out.nextToken;
     if (nextToken === undefined) return { kind: 'lines', lines };
   }
-  return { kind: 'error', detail: 'sns:logs_scan_limit' };
+  return { kind: 'error', detail: 'sns:logs_scan_limit', partial: lines };
 }
 
+/** Reads the id and the status of one line; the destination is never read. */
 function parseLine(message: string): DeliveryLine | undefined {
   let parsed: unknown;
   try {
@@ -139,32 +156,10 @@ function parseLine(message: string): DeliveryLine | undefined {
   } catch {
     return undefined;
   }
-  const record = parsed as {
-    notification?: { messageId?: unknown; timestamp?: unknown };
-    delivery?: { destination?: unknown };
-    status?: unknown;
-  } | null;
+  const record = parsed as { notification?: { messageId?: unknown }; status?: unknown } | null;
   const messageId = record?.notification?.messageId;
   if (typeof messageId !== 'string' || messageId === '') return undefined;
   const status: ProviderStatus | undefined =
     record?.status === 'SUCCESS' ? 'delivered' : record?.status === 'FAILURE' ? 'undelivered' : undefined;
-  if (status === undefined) return undefined;
-  const destination = record?.delivery?.destination;
-  const publishedAt = parseSnsTimestamp(record?.notification?.timestamp);
-  return {
-    messageId,
-    status,
-    ...(typeof destination === 'string' ? { destination } : {}),
-    ...(publishedAt === undefined ? {} : { publishedAt }),
-  };
-}
-
-/** SNS writes `2026-11-29 12:00:00.123` (UTC, no zone designator). */
-function parseSnsTimestamp(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const iso = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d+)?$/.test(value)
-    ? `${value.replace(' ', 'T')}Z`
-    : value;
-  const ms = Date.parse(iso);
-  return Number.isFinite(ms) ? ms : undefined;
+  return status === undefined ? undefined : { messageId, status };
 }

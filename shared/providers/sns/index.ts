@@ -2,11 +2,23 @@ import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { type MessageAttributeValue, PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { Clock } from '../../domain/clock.js';
 import { InvalidConfigurationError } from '../../domain/errors.js';
-import { NO_ABSENCE_PROOF, type SendOutcome, type SmsProvider } from '../../domain/provider.js';
+import {
+  type LookupOutcome,
+  type LookupRef,
+  NO_ABSENCE_PROOF,
+  type SendOutcome,
+  type SmsProvider,
+} from '../../domain/provider.js';
 import { classifySnsPublishError } from './classification.js';
-import { lookupDelivery } from './delivery-logs.js';
+import { type DeliveryLogOptions, readDeliveryStatuses } from './delivery-logs.js';
+import { TokenBucket } from './rate-limit.js';
 
 export { classifySnsPublishError, SNS_PUBLISH_ERROR_CLASSIFICATION } from './classification.js';
+export { chunkForPatterns, MAX_FILTER_PATTERN_CHARS, messageIdPattern } from './delivery-logs.js';
+export { TokenBucket } from './rate-limit.js';
+
+/** Without the id `Publish` returned, nothing in SNS can find the message (and nothing proves absence). */
+const NO_ID: LookupOutcome = { kind: 'inconclusive', detail: 'sns:no_message_id' };
 
 /**
  * The SNS client must not retry `Publish` by itself: a retry after a lost response can deliver a
@@ -15,9 +27,13 @@ export { classifySnsPublishError, SNS_PUBLISH_ERROR_CLASSIFICATION } from './cla
  */
 export const SNS_CLIENT_CONFIG = { maxAttempts: 1 } as const;
 
-/** Default time a missing delivery-status log line is not yet taken as "no message". */
-export const DEFAULT_SNS_LOG_SETTLE_MS = 10 * 60_000;
 const MAX_LOG_PAGES = 20;
+/** How long a lookup waits for other lookups of the same pass to share one read. */
+export const DEFAULT_SNS_BATCH_WINDOW_MS = 20;
+/** Ids per batch; a batch larger than one filter pattern is read in several calls. */
+export const DEFAULT_SNS_BATCH_MAX = 64;
+/** `FilterLogEvents` calls per second this process allows itself (the account quota is 5). */
+export const DEFAULT_SNS_LOGS_RATE_PER_SECOND = 4;
 
 /** Options of {@link createSnsProvider}. */
 export interface SnsProviderOptions {
@@ -29,13 +45,31 @@ export interface SnsProviderOptions {
    * and the same name with `/Failure`.
    */
   readonly deliveryLogGroups: readonly string[];
-  /** The destination fingerprint (`fp1:...`): delivery logs are matched on it, never on the number. */
-  readonly fingerprint: (e164: string) => string;
   readonly clock: Clock;
   /** `AWS.SNS.SMS.SenderID`, where the destination country supports sender ids. */
   readonly senderId?: string;
-  /** How long after an attempt an absence from the logs stays inconclusive. Default 10 minutes. */
-  readonly logSettleMs?: number;
+  /** Lookups arriving within this window share one read; default {@link DEFAULT_SNS_BATCH_WINDOW_MS}. */
+  readonly batchWindowMs?: number;
+  readonly batchMax?: number;
+  /**
+   * Default {@link DEFAULT_SNS_LOGS_RATE_PER_SECOND}. One bucket per container: the reconciler runs
+   * with reserved concurrency 1, so it bounds the service's calls (other users of the account are not counted).
+   */
+  readonly logsRatePerSecond?: number;
+  /**
+   * Longest wait for a rate-limit token; past it the read stops and each id is answered from what
+   * was read (`found`, at least `sent`: SNS returned the id). Default 2 s.
+   */
+  readonly logsMaxWaitMs?: number;
+  /** Injected for tests: waits (default setTimeout) and the batch window timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly defer?: (run: () => void, ms: number) => void;
+}
+
+/** An SNS provider that can also look many messages up in one read. */
+export interface SnsProvider extends SmsProvider {
+  /** One delivery-log read for every ref (what `lookup` does for the refs of one batch window). */
+  lookupMany(refs: readonly LookupRef[]): Promise<LookupOutcome[]>;
 }
 
 /**
@@ -44,10 +78,12 @@ export interface SnsProviderOptions {
  *
  * SNS has no validity-period attribute: `validityPeriodSeconds` cannot be passed on, so with SNS
  * the token's expiry is enforced only before dispatch (the sender's deadline check), not by the
- * provider during delivery. SNS has no client reference either: an attempt that timed out before
- * an id came back is found by destination fingerprint and time window.
+ * provider during delivery. SNS has no client reference either, and its delivery logs are
+ * sampled, late and account-wide: a message is known only by the MessageId `Publish` returned.
+ * An attempt whose id never came back can never be found, and never be proven absent: it ends
+ * `unknown_at_expiry` without a second send.
  */
-export function createSnsProvider(options: SnsProviderOptions): SmsProvider {
+export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
   const { sns, clock } = options;
   let retryCheck: Promise<void> | undefined;
 
@@ -58,6 +94,57 @@ export function createSnsProvider(options: SnsProviderOptions): SmsProvider {
         `the SNS client must be created with maxAttempts: 1 (got ${maxAttempts}); SDK retries can send an SMS twice`,
       );
     }
+  };
+
+  const limiter = new TokenBucket(options.logsRatePerSecond ?? DEFAULT_SNS_LOGS_RATE_PER_SECOND, 1, () =>
+    clock.now(),
+  );
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const defer = options.defer ?? ((run: () => void, ms: number) => void setTimeout(run, ms));
+  const batchWindowMs = options.batchWindowMs ?? DEFAULT_SNS_BATCH_WINDOW_MS;
+  const batchMax = options.batchMax ?? DEFAULT_SNS_BATCH_MAX;
+  const logOptions: DeliveryLogOptions = {
+    logs: options.logs,
+    logGroups: options.deliveryLogGroups,
+    now: () => clock.now(),
+    sleep,
+    limiter,
+    maxWaitMs: options.logsMaxWaitMs ?? 2_000,
+    maxPages: MAX_LOG_PAGES,
+  };
+
+  /** SNS returned the id, so it accepted the message: found whatever the logs say; they only tell how far it got. */
+  async function lookupMany(refs: readonly LookupRef[]): Promise<LookupOutcome[]> {
+    const withId = refs.filter((ref) => ref.messageId !== undefined);
+    if (withId.length === 0) return refs.map(() => NO_ID);
+    const since = Math.min(...withId.map((ref) => ref.attemptStartedAt));
+    const read = await readDeliveryStatuses(
+      logOptions,
+      withId.map((ref) => ref.messageId as string),
+      since,
+    );
+    return refs.map((ref): LookupOutcome => {
+      if (ref.messageId === undefined) return NO_ID;
+      const status = read.statuses.get(ref.messageId);
+      return { kind: 'found', messageId: ref.messageId, status: status ?? 'sent' };
+    });
+  }
+
+  let pending: { ref: LookupRef; resolve: (outcome: LookupOutcome) => void }[] = [];
+  let windowOpen = false;
+  const flush = () => {
+    windowOpen = false;
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    void lookupMany(batch.map((item) => item.ref)).then(
+      (outcomes) => {
+        for (const [index, item] of batch.entries()) item.resolve(outcomes[index] ?? NO_ID);
+      },
+      () => {
+        for (const item of batch) item.resolve({ kind: 'inconclusive', detail: 'sns:logs_read_failed' });
+      },
+    );
   };
 
   return {
@@ -110,17 +197,17 @@ export function createSnsProvider(options: SnsProviderOptions): SmsProvider {
     },
 
     lookup(ref) {
-      return lookupDelivery(
-        {
-          logs: options.logs,
-          logGroups: options.deliveryLogGroups,
-          fingerprint: options.fingerprint,
-          now: () => clock.now(),
-          settleMs: options.logSettleMs ?? DEFAULT_SNS_LOG_SETTLE_MS,
-          maxPages: MAX_LOG_PAGES,
-        },
-        ref,
-      );
+      if (ref.messageId === undefined) return Promise.resolve(NO_ID);
+      return new Promise<LookupOutcome>((resolve) => {
+        pending.push({ ref, resolve });
+        if (pending.length >= batchMax) flush();
+        else if (!windowOpen) {
+          windowOpen = true;
+          defer(flush, batchWindowMs);
+        }
+      });
     },
+
+    lookupMany,
   };
 }

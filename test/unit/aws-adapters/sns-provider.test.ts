@@ -9,26 +9,35 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../shared/domain/clock.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
-import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import type { LookupRef, SendCommand } from '../../../shared/domain/provider.js';
-import { createSnsProvider, SNS_CLIENT_CONFIG } from '../../../shared/providers/sns/index.js';
+import {
+  chunkForPatterns,
+  createSnsProvider,
+  MAX_FILTER_PATTERN_CHARS,
+  messageIdPattern,
+  SNS_CLIENT_CONFIG,
+} from '../../../shared/providers/sns/index.js';
 
 const PHONE = '+14155550123';
 const OTHER_PHONE = '+14155550999';
 const SUCCESS_GROUP = 'sns/eu-west-1/111111111111/DirectPublishToPhoneNumber';
 const FAILURE_GROUP = `${SUCCESS_GROUP}/Failure`;
-const fingerprinter = createFingerprinter(new Uint8Array(32).fill(7));
 
 const sns = mockClient(SNSClient);
 const logs = mockClient(CloudWatchLogsClient);
 
-function provider(clock: ManualClock, options: { senderId?: string; snsClient?: SNSClient } = {}) {
+function provider(
+  clock: ManualClock,
+  options: { senderId?: string; snsClient?: SNSClient; sleep?: (ms: number) => Promise<void> } = {},
+) {
   return createSnsProvider({
     sns: options.snsClient ?? new SNSClient({ region: 'eu-west-1', ...SNS_CLIENT_CONFIG }),
     logs: new CloudWatchLogsClient({ region: 'eu-west-1' }),
     deliveryLogGroups: [SUCCESS_GROUP, FAILURE_GROUP],
-    fingerprint: (e164) => fingerprinter.destination(e164),
     clock,
+    // The batch window closes when the current tick's lookups have queued (no wall-clock wait).
+    defer: (run) => queueMicrotask(run),
+    sleep: options.sleep ?? (async (ms) => clock.advance(ms)),
     ...(options.senderId === undefined ? {} : { senderId: options.senderId }),
   });
 }
@@ -171,12 +180,12 @@ describe('SNS provider: send', () => {
   });
 });
 
-describe('SNS provider: lookup in the delivery-status logs', () => {
+describe('SNS provider: lookup in the delivery-status logs (by exact message id only)', () => {
   let clock: ManualClock;
-  let notBefore: number;
+  let startedAt: number;
   beforeEach(() => {
     clock = new ManualClock();
-    notBefore = clock.now();
+    startedAt = clock.now();
   });
   const ref = (overrides: Partial<LookupRef> = {}): LookupRef => ({
     idempotencyKey: 'reset-1',
@@ -184,8 +193,8 @@ describe('SNS provider: lookup in the delivery-status logs', () => {
     clientReference: 'reset-1#1',
     to: PHONE,
     secret: '123456',
-    attemptStartedAt: notBefore,
-    callDeadline: notBefore + 5_000,
+    attemptStartedAt: startedAt,
+    callDeadline: startedAt + 5_000,
     ...overrides,
   });
   const eventsIn = (group: string, ...messages: string[]) =>
@@ -195,143 +204,156 @@ describe('SNS provider: lookup in the delivery-status logs', () => {
   const requests = () =>
     logs.commandCalls(FilterLogEventsCommand).map((c) => c.args[0].input as FilterLogEventsCommandInput);
 
-  describe('by message id', () => {
-    it('finds a delivered message', async () => {
-      // Prepare
-      eventsIn(SUCCESS_GROUP, logLine('msg-1', PHONE, 'SUCCESS', notBefore + 1_000));
-      eventsIn(FAILURE_GROUP);
-      clock.advance(60_000);
+  it('finds a delivered message with one exact-id filter per group, never sending the number', async () => {
+    // Prepare
+    eventsIn(SUCCESS_GROUP, logLine('msg-1', PHONE, 'SUCCESS', startedAt + 1_000));
+    eventsIn(FAILURE_GROUP);
+    clock.advance(60_000);
 
-      // Act
-      const outcome = await provider(clock).lookup(ref({ messageId: 'msg-1' }));
+    // Act
+    const outcome = await provider(clock).lookup(ref({ messageId: 'msg-1' }));
 
-      // Assess
-      expect(outcome).toEqual({ kind: 'found', messageId: 'msg-1', status: 'delivered' });
-      expect(requests()[0]).toMatchObject({
-        logGroupName: SUCCESS_GROUP,
-        filterPattern: '{ $.notification.messageId = "msg-1" }',
-        startTime: notBefore - 60_000,
-      });
+    // Assess
+    expect(outcome).toEqual({ kind: 'found', messageId: 'msg-1', status: 'delivered' });
+    expect(requests()).toHaveLength(2);
+    expect(requests()[0]).toMatchObject({
+      logGroupName: SUCCESS_GROUP,
+      filterPattern: '{ ($.notification.messageId = "msg-1") }',
+      startTime: startedAt - 60_000,
     });
+    expect(JSON.stringify(requests())).not.toContain('4155550123');
+  });
 
-    it('finds an undelivered message in the failure group', async () => {
-      eventsIn(SUCCESS_GROUP);
-      eventsIn(FAILURE_GROUP, logLine('msg-1', PHONE, 'FAILURE', notBefore + 1_000));
-      expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
-        kind: 'found',
-        messageId: 'msg-1',
-        status: 'undelivered',
-      });
-    });
-
-    it('reports a message SNS accepted but has not logged yet as sent (it exists)', async () => {
-      eventsIn(SUCCESS_GROUP);
-      logs
-        .on(FilterLogEventsCommand, { logGroupName: FAILURE_GROUP })
-        .rejects(sdkError('ResourceNotFoundException', 400));
-      expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
-        kind: 'found',
-        messageId: 'msg-1',
-        status: 'sent',
-      });
+  it('finds an undelivered message in the failure group', async () => {
+    eventsIn(SUCCESS_GROUP);
+    eventsIn(FAILURE_GROUP, logLine('msg-1', PHONE, 'FAILURE', startedAt + 1_000));
+    expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
+      kind: 'found',
+      messageId: 'msg-1',
+      status: 'undelivered',
     });
   });
 
-  describe('by destination and time window (no id came back)', () => {
-    it('matches on the fingerprint of the destination, never sending the number to CloudWatch Logs', async () => {
-      // Prepare
-      eventsIn(
-        SUCCESS_GROUP,
-        logLine('msg-other', OTHER_PHONE, 'SUCCESS', notBefore + 500),
-        logLine('msg-ours', PHONE, 'SUCCESS', notBefore + 1_000),
-      );
-      eventsIn(FAILURE_GROUP);
-      clock.advance(60_000);
+  it('reports a message SNS accepted but never logged as sent, however long ago: the id proves it exists', async () => {
+    // Prepare: sampled or late logs; the failure group does not exist yet.
+    eventsIn(SUCCESS_GROUP);
+    logs
+      .on(FilterLogEventsCommand, { logGroupName: FAILURE_GROUP })
+      .rejects(sdkError('ResourceNotFoundException', 400));
+    clock.advance(6 * 3_600_000);
 
-      // Act
-      const outcome = await provider(clock).lookup(ref());
+    // Act
+    const outcome = await provider(clock).lookup(ref({ messageId: 'msg-1' }));
 
-      // Assess
-      expect(outcome).toEqual({ kind: 'found', messageId: 'msg-ours', status: 'delivered' });
-      expect(requests().map((r) => r.logGroupName)).toEqual([SUCCESS_GROUP, FAILURE_GROUP]);
-      expect(JSON.stringify(requests())).not.toContain('4155550123');
-      expect(JSON.stringify(outcome)).not.toContain('4155550123');
+    // Assess
+    expect(outcome).toEqual({ kind: 'found', messageId: 'msg-1', status: 'sent' });
+  });
+
+  it('never attributes a line to the message by number or time: without an id it is inconclusive and reads nothing', async () => {
+    // Prepare: exactly the misattribution case, one line to this number in the attempt's window.
+    eventsIn(SUCCESS_GROUP, logLine('msg-of-another-command', PHONE, 'SUCCESS', startedAt + 1_000));
+    eventsIn(FAILURE_GROUP);
+    clock.advance(3_600_000);
+
+    // Act
+    const outcome = await provider(clock).lookup(ref());
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'inconclusive', detail: 'sns:no_message_id' });
+    expect(requests()).toHaveLength(0);
+  });
+
+  it('never counts a line whose id is not the one asked for, even if the service returns it', async () => {
+    eventsIn(SUCCESS_GROUP, logLine('msg-2', PHONE, 'SUCCESS', startedAt + 1_000));
+    eventsIn(FAILURE_GROUP, logLine('msg-2', PHONE, 'FAILURE', startedAt + 1_000));
+    expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
+      kind: 'found',
+      messageId: 'msg-1',
+      status: 'sent',
     });
+  });
 
-    it('ignores messages to the same number from before the attempt', async () => {
-      eventsIn(SUCCESS_GROUP, logLine('msg-old', PHONE, 'SUCCESS', notBefore - 10 * 60_000));
-      eventsIn(FAILURE_GROUP);
-      clock.advance(20 * 60_000);
-      expect(await provider(clock).lookup(ref())).toEqual({ kind: 'absent' });
+  it('batches the lookups of one pass into one read per group', async () => {
+    // Prepare
+    eventsIn(
+      SUCCESS_GROUP,
+      logLine('msg-1', PHONE, 'SUCCESS', startedAt + 1_000),
+      logLine('msg-3', OTHER_PHONE, 'SUCCESS', startedAt + 1_000),
+    );
+    eventsIn(FAILURE_GROUP, logLine('msg-2', OTHER_PHONE, 'FAILURE', startedAt + 1_000));
+    const subject = provider(clock);
+
+    // Act
+    const outcomes = await Promise.all(
+      ['msg-1', 'msg-2', 'msg-3', 'msg-4'].map((messageId) => subject.lookup(ref({ messageId }))),
+    );
+
+    // Assess
+    expect(outcomes.map((o) => (o.kind === 'found' ? o.status : o.kind))).toEqual([
+      'delivered',
+      'undelivered',
+      'delivered',
+      'sent',
+    ]);
+    expect(requests().map((r) => r.logGroupName)).toEqual([SUCCESS_GROUP, FAILURE_GROUP]);
+    expect(requests()[0]?.filterPattern).toBe(messageIdPattern(['msg-1', 'msg-2', 'msg-3', 'msg-4']));
+  });
+
+  it('keeps FilterLogEvents under 5 calls per second per account (4 in any second)', async () => {
+    // Prepare: the sleep moves the manual clock, and the call times are recorded on it.
+    eventsIn(SUCCESS_GROUP);
+    eventsIn(FAILURE_GROUP);
+    const callTimes: number[] = [];
+    logs.on(FilterLogEventsCommand).callsFake(() => {
+      callTimes.push(clock.now());
+      return { events: [] };
     });
+    const subject = provider(clock, { sleep: async (ms) => clock.advance(ms) });
 
-    it('is inconclusive when two messages to the number fall in the window', async () => {
-      eventsIn(SUCCESS_GROUP, logLine('msg-a', PHONE, 'SUCCESS', notBefore + 1_000));
-      eventsIn(FAILURE_GROUP, logLine('msg-b', PHONE, 'FAILURE', notBefore + 2_000));
-      clock.advance(20 * 60_000);
-      expect(await provider(clock).lookup(ref())).toEqual({
-        kind: 'inconclusive',
-        detail: 'sns:ambiguous_destination_match',
-      });
+    // Act: 10 passes back to back, two groups each.
+    for (let pass = 0; pass < 10; pass += 1) {
+      await subject.lookupMany([ref({ messageId: `msg-${pass}` })]);
+    }
+
+    // Assess
+    expect(callTimes).toHaveLength(20);
+    for (const [index, at] of callTimes.entries()) {
+      const inWindow = callTimes.filter((t) => t >= at && t < at + 1_000);
+      expect(inWindow.length, `window starting at call ${index}`).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it('still answers found (never absent) when CloudWatch Logs throttles or fails', async () => {
+    logs.on(FilterLogEventsCommand).rejects(sdkError('ThrottlingException', 400));
+    expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
+      kind: 'found',
+      messageId: 'msg-1',
+      status: 'sent',
     });
+  });
 
-    it('reports absent only after the logs had time to settle', async () => {
-      // Prepare
-      eventsIn(SUCCESS_GROUP);
-      eventsIn(FAILURE_GROUP);
-      const subject = provider(clock);
-
-      // Act
-      clock.advance(9 * 60_000);
-      const early = await subject.lookup(ref());
-      clock.advance(60_000);
-      const settled = await subject.lookup(ref());
-
-      // Assess
-      expect(early).toEqual({ kind: 'inconclusive', detail: 'sns:delivery_logs_settling' });
-      expect(settled).toEqual({ kind: 'absent' });
+  it('follows pages of one read', async () => {
+    logs
+      .on(FilterLogEventsCommand, { logGroupName: SUCCESS_GROUP })
+      .resolvesOnce({ events: [{ message: 'not json' }], nextToken: 'page-2' })
+      .resolves({ events: [{ message: logLine('msg-1', PHONE, 'SUCCESS', startedAt + 1_000) }] });
+    eventsIn(FAILURE_GROUP);
+    expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
+      kind: 'found',
+      messageId: 'msg-1',
+      status: 'delivered',
     });
+  });
 
-    it('takes a missing failure group as "no failures yet", a missing success group as "cannot tell"', async () => {
-      // Prepare
-      clock.advance(20 * 60_000);
-      eventsIn(SUCCESS_GROUP);
-      logs
-        .on(FilterLogEventsCommand, { logGroupName: FAILURE_GROUP })
-        .rejects(sdkError('ResourceNotFoundException', 400));
-
-      // Act
-      const failureGroupMissing = await provider(clock).lookup(ref());
-      logs.reset();
-      logs
-        .on(FilterLogEventsCommand, { logGroupName: SUCCESS_GROUP })
-        .rejects(sdkError('ResourceNotFoundException', 400));
-      eventsIn(FAILURE_GROUP);
-      const successGroupMissing = await provider(clock).lookup(ref());
-
-      // Assess
-      expect(failureGroupMissing).toEqual({ kind: 'absent' });
-      expect(successGroupMissing).toEqual({ kind: 'inconclusive', detail: 'sns:delivery_log_group_missing' });
-    });
-
-    it('follows pages, and is inconclusive when CloudWatch Logs fails', async () => {
-      // Prepare
-      clock.advance(20 * 60_000);
-      logs
-        .on(FilterLogEventsCommand, { logGroupName: SUCCESS_GROUP })
-        .resolvesOnce({ events: [{ message: 'not json' }], nextToken: 'page-2' })
-        .resolves({ events: [{ message: logLine('msg-ours', PHONE, 'SUCCESS', notBefore + 1_000) }] });
-      eventsIn(FAILURE_GROUP);
-
-      // Act
-      const paged = await provider(clock).lookup(ref());
-      logs.reset();
-      logs.on(FilterLogEventsCommand).rejects(sdkError('ThrottlingException', 400));
-      const throttled = await provider(clock).lookup(ref());
-
-      // Assess
-      expect(paged).toEqual({ kind: 'found', messageId: 'msg-ours', status: 'delivered' });
-      expect(throttled).toEqual({ kind: 'inconclusive', detail: 'sns:logs_ThrottlingException' });
-    });
+  it('splits many ids into filter patterns that fit the 1024-character limit', () => {
+    const ids = Array.from(
+      { length: 100 },
+      (_, i) => `0a1b2c3d-${String(i).padStart(4, '0')}-5f6a-7b8c-9d0e1f2a3b4c`,
+    );
+    const chunks = chunkForPatterns(ids);
+    expect(chunks.flat()).toEqual(ids);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks)
+      expect(messageIdPattern(chunk).length).toBeLessThanOrEqual(MAX_FILTER_PATTERN_CHARS);
   });
 });

@@ -13,6 +13,7 @@ describe('chaos command line', () => {
       maxPending: 500,
       modelRuns: 5000,
       verbose: false,
+      provider: 'twilio',
     });
   });
 
@@ -36,6 +37,8 @@ describe('chaos command line', () => {
       '--json',
       'out.json',
       '--verbose',
+      '--provider',
+      'eum',
     ]);
     // Assess
     expect(options).toEqual({
@@ -48,6 +51,7 @@ describe('chaos command line', () => {
       modelRuns: 0,
       verbose: true,
       jsonPath: 'out.json',
+      provider: 'eum',
     });
   });
 
@@ -60,6 +64,7 @@ describe('chaos command line', () => {
     expect(() => parseChaosArgs(['--events', 'many'])).toThrow(/--events/);
     expect(() => parseChaosArgs(['--duration', 'soon'])).toThrow(/duration/);
     expect(() => parseChaosArgs(['--bogus'])).toThrow();
+    expect(() => parseChaosArgs(['--provider', 'pigeon'])).toThrow(/--provider/);
   });
 
   it('reads durations in ms, s, m and h', () => {
@@ -115,6 +120,7 @@ describe('chaos command line', () => {
         sendsStartedAfterDeadline: 0,
         eventLoopDelayP99Ms: 1,
         eventLoopDelayMaxMs: 2,
+        unknownWithoutSms: 0,
       },
     } satisfies ChaosRunResult;
     // Act
