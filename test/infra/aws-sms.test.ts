@@ -29,6 +29,16 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
     }));
   }, SYNTH_TIMEOUT_MS);
 
+  /** The events topic: the one the configuration set's event destination names (the alarm topic is another). */
+  const eventsTopic = () => {
+    const set = onlyResource(template, 'AWS::SMSVOICE::ConfigurationSet');
+    const [destination] = set.properties.EventDestinations as Record<string, unknown>[];
+    const sink = destination?.SnsDestination as { TopicArn?: unknown } | undefined;
+    const logicalId = referencedId(sink?.TopicArn) as string;
+    const resource = template.toJSON().Resources[logicalId] as { Properties: Record<string, unknown> };
+    return { logicalId, properties: resource.Properties };
+  };
+
   it('creates the configuration set with one enabled SNS event destination for every SMS event', () => {
     const set = onlyResource(template, 'AWS::SMSVOICE::ConfigurationSet', {
       ConfigurationSetName: 'reset-notifier',
@@ -41,7 +51,7 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
   });
 
   it('encrypts the topic with its own rotated key and lets only End User Messaging of this account publish', () => {
-    const topic = onlyResource(template, 'AWS::SNS::Topic');
+    const topic = eventsTopic();
     const keyId = referencedId(topic.properties.KmsMasterKeyId);
     expect(template.toJSON().Resources[keyId as string]).toMatchObject({
       Type: 'AWS::KMS::Key',
@@ -67,7 +77,7 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
     expect(referencedId(subscription.properties.Endpoint)).toBe(receipts.logicalId);
     expect(subscription.properties.RedrivePolicy).toBeDefined();
     const env = (receipts.properties.Environment as { Variables: Record<string, unknown> }).Variables;
-    expect(referencedId(env.EUM_EVENTS_TOPIC_ARN)).toBe(onlyResource(template, 'AWS::SNS::Topic').logicalId);
+    expect(referencedId(env.EUM_EVENTS_TOPIC_ARN)).toBe(eventsTopic().logicalId);
     const actions = statementsOfFunction(template, receipts.logicalId).flatMap(actionsOf);
     expect(actions).not.toContain('sms-voice:SendTextMessage');
     expect(actions.filter((a) => a.startsWith('sns:') || a.startsWith('sms-voice:'))).toEqual([]);
