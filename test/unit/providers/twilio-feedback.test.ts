@@ -36,7 +36,7 @@ describe('Twilio message feedback', () => {
     );
     expect(request?.init?.method).toBe('POST');
     expect(String(request?.init?.body)).toBe('Outcome=confirmed');
-    expect((request?.init?.headers as Record<string, string>).authorization).toBe(
+    expect((request?.init?.headers as Record<string, string> | undefined)?.authorization).toBe(
       `Basic ${Buffer.from('AC1:tok').toString('base64')}`,
     );
   });
