@@ -1,4 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { providerFor } from '../shared/composition/provider.js';
 import { cipherFor, fingerprinterFor } from '../shared/composition/secrets.js';
 import { storeFor } from '../shared/composition/store.js';
 import { loadConfig } from '../shared/config.js';
@@ -7,16 +8,20 @@ import { createApiHandler } from '../shared/handlers/api-handler.js';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'reset-notifier' });
+const fingerprinter = await fingerprinterFor(config, systemClock);
 
 /** API Gateway HTTP API (payload v2) entry point. */
 export const handler = createApiHandler({
   store: storeFor(config),
   cipher: cipherFor(config, systemClock),
-  fingerprinter: await fingerprinterFor(config, systemClock),
+  fingerprinter,
   clock: systemClock,
   policy: config.policy,
   providerName: config.provider,
   maxExpiryMs: config.maxExpiryHours * 3_600_000,
   allowedDestinationPrefixes: config.allowedDestinationPrefixes,
   logError: (error) => logger.error('unhandled error', error as Error),
+  // Confirmations are forwarded to the provider's feedback API (built, and its secret read, on first use).
+  feedback: providerFor(config, systemClock, fingerprinter),
+  onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
 });

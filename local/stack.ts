@@ -7,18 +7,20 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
+import { twilioAuthTokenFor } from '../shared/composition/receipts.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { createApiHandler } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
+import { createTwilioReceiptsHandler, TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { ensureQueues, ensureTable } from './resources.js';
-import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
+import { type ApiHandler, type LocalRoute, startHttpServer } from './runtime/http-server.js';
 import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
 import { startStreamPoller } from './runtime/stream-poller.js';
 import { startSimulator } from './simulator/server.js';
@@ -133,8 +135,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5),
     });
 
+    // The API listens before the configuration is built: the Twilio status-callback base is its own
+    // receipts route, whose port is known only now. Requests wait for the handlers below (503 before).
+    let routeRequest: ApiHandler = async () => ({ statusCode: 503, body: '' });
+    const api = await startHttpServer({
+      handler: (event, context) => routeRequest(event, context),
+      port: options.apiPort ?? Number(env.PORT ?? 3000),
+      ...(options.routes ? { routes: options.routes } : {}),
+    });
+    stops.push(api.stop);
+
     const config = loadConfig({
       ...env,
+      // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
+      PROVIDER_STATUS_CALLBACK_BASE: env.PROVIDER_STATUS_CALLBACK_BASE || `${api.url}${TWILIO_RECEIPTS_PATH}`,
       TABLE_NAME: tableName,
       DISPATCH_QUEUE_URL: queueUrl,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
@@ -161,7 +175,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxExpiryMs: config.maxExpiryHours * 3_600_000,
       allowedDestinationPrefixes: config.allowedDestinationPrefixes,
       logError: (error) => logger.error('unhandled error', error as Error),
+      feedback: runtime.provider,
+      onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
     });
+    const receipts = createTwilioReceiptsHandler({
+      ...runtime,
+      policy: config.policy,
+      authToken: twilioAuthTokenFor(config),
+      ...(config.providerStatusCallbackBase ? { publicBase: config.providerStatusCallbackBase } : {}),
+      countSignatureFailure: () => undefined, // the 'receipt rejected' line says it locally
+      log: (message, fields) => logger.info(message, { ...fields }),
+      logError: (error) => logger.error('receipt failed', error as Error),
+    });
+    // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
+    routeRequest = (event, context) =>
+      event.rawPath === TWILIO_RECEIPTS_PATH ? receipts(event) : apiHandler(event, context);
     const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });
     const sender = createSenderHandler({
       ...runtime,
@@ -172,13 +200,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
     });
     const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
-
-    const api = await startHttpServer({
-      handler: (event, context) => apiHandler(event, context),
-      port: options.apiPort ?? Number(env.PORT ?? 3000),
-      ...(options.routes ? { routes: options.routes } : {}),
-    });
-    stops.push(api.stop);
 
     const streams = new DynamoDBStreamsClient({
       endpoint: dynamodbEndpoint,

@@ -7,6 +7,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
 import { NO_ABSENCE_PROOF, type SmsProvider } from '../domain/provider.js';
 import { createSnsProvider, SNS_CLIENT_CONFIG } from '../providers/sns/index.js';
+import { createTwilioFeedback } from '../providers/twilio/feedback.js';
 import { createTwilioProvider, TWILIO_CAPABILITIES } from '../providers/twilio/index.js';
 
 async function buildProvider(
@@ -31,7 +32,7 @@ async function buildProvider(
         config.providerAuthTokenSecretArn,
       )
     : config.providerAuthToken;
-  return createTwilioProvider({
+  const twilio = createTwilioProvider({
     baseUrl: config.providerBaseUrl,
     accountSid: config.providerAccountSid,
     authToken,
@@ -41,7 +42,27 @@ async function buildProvider(
     ...(config.providerStatusCallbackBase ? { statusCallbackBase: config.providerStatusCallbackBase } : {}),
     clock,
   });
+  const feedback = createTwilioFeedback({
+    baseUrl: config.providerBaseUrl,
+    accountSid: config.providerAccountSid,
+    authToken,
+  });
+  return withFeedback(twilio, feedback.confirm);
 }
+
+/** The adapter with the port's optional `confirm` (a provider's feedback API) added. */
+function withFeedback(adapter: SmsProvider, confirm: NonNullable<SmsProvider['confirm']>): SmsProvider {
+  return {
+    name: adapter.name,
+    capabilities: adapter.capabilities,
+    send: (command) => adapter.send(command),
+    lookup: (ref) => adapter.lookup(ref),
+    confirm,
+  };
+}
+
+/** Providers whose feedback API `confirm` forwards user confirmations to. */
+const HAS_FEEDBACK: ReadonlySet<ServiceConfig['provider']> = new Set(['twilio', 'simulator']);
 
 /**
  * The configured provider, built on first use so a failure to read its secret is retried by the
@@ -70,5 +91,15 @@ export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: 
       const provider = await get();
       return provider ? provider.lookup(ref) : { kind: 'inconclusive', detail: 'provider_unavailable' };
     },
+    ...(HAS_FEEDBACK.has(config.provider)
+      ? {
+          async confirm(messageId: string) {
+            const provider = await get();
+            return provider?.confirm
+              ? provider.confirm(messageId)
+              : { kind: 'failed', detail: provider ? 'no_feedback_api' : 'provider_unavailable' };
+          },
+        }
+      : {}),
   };
 }

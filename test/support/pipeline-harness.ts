@@ -16,6 +16,9 @@ export const FAST_ENV = {
   QUEUE_SAFETY_NET_SECONDS: '5',
   QUEUE_VISIBILITY_TIMEOUT_SECONDS: '2',
   DISPATCH_MARGIN_SECONDS: '5',
+  // These suites test the pull path (lookups, status polls): receipts would settle records first, so
+  // the simulator's callbacks go to a closed port. test/integration/receipts.test.ts turns them on ('').
+  PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
 } as const;
 
 export interface SimMessage {
