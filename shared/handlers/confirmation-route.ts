@@ -72,6 +72,7 @@ export async function postConfirmation(
     }
   } catch (error) {
     if (!(error instanceof ConfirmationContendedError)) throw error;
-    return { ...problem(503, 'temporarily_unavailable', 'please retry'), headers: { 'retry-after': '1' } };
+    const busy = problem(503, 'temporarily_unavailable', 'the notification is busy; retrying is safe');
+    return { ...busy, headers: { ...busy.headers, 'retry-after': '1' } };
   }
 }
