@@ -144,6 +144,8 @@ export const FUNCTION_ENTRIES = {
   forwarder: 'forwarder.ts',
   sender: 'sender.ts',
   reconciler: 'reconciler.ts',
+  /** Only deployed with a Twilio(-compatible) provider. */
+  receipts: 'receipts.ts',
 } as const;
 
 export const DEFAULT_FINGERPRINT_KEY_PARAMETER = '/reset-notifier/fingerprint-key';

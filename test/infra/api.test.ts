@@ -30,6 +30,7 @@ describe('HTTP API', () => {
         'GET /v1/notifications/{idempotency_key}',
         'GET /v1/notifications/{idempotency_key}/evidence',
         'POST /v1/notifications',
+        'POST /v1/notifications/{idempotency_key}/confirmation',
       ].sort(),
     );
   });
@@ -118,6 +119,8 @@ describe('HTTP API', () => {
       '/*/GET/v1/notifications',
       '/*/GET/v1/notifications/*',
       '/*/POST/v1/notifications',
+      // The confirmation route: CDK grants path parameters and what follows them as "*".
+      '/*/POST/v1/notifications/*',
     ]);
   });
 });

@@ -76,6 +76,8 @@ describe('least privilege per function (provider sns, the default)', () => {
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:Query',
+        // A user confirmation is a transition (UpdateItem + PutItem in one transaction).
+        'dynamodb:UpdateItem',
         'ssm:GetParameter',
       ].sort(),
     );
@@ -214,11 +216,12 @@ describe('least privilege per provider', () => {
     const statements = statementsByFunction(template);
 
     // Assess
-    for (const name of ['sender', 'reconciler'] as const) {
+    // The api reads it to forward user confirmations to Twilio's feedback API.
+    for (const name of ['sender', 'reconciler', 'api'] as const) {
       const reads = allowing(statements[name], 'secretsmanager:GetSecretValue');
       expect(reads.flatMap(resourcesOf), name).toEqual([secretArn]);
     }
-    for (const name of ['api', 'forwarder'] as const) {
+    for (const name of ['forwarder'] as const) {
       expect(allowing(statements[name], 'secretsmanager:GetSecretValue'), name).toEqual([]);
     }
     for (const list of Object.values(statements)) {
