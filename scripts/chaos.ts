@@ -26,6 +26,7 @@ async function main(): Promise<number> {
     maxPending: options.maxPending,
     ...(options.durationMs === undefined ? {} : { durationMs: options.durationMs }),
     passThroughOutput: options.verbose,
+    tolerateUnknownFaultModes: options.tolerateUnknownFaults,
     progress: (line) => console.log(line),
   });
   for (const line of formatSummary(result, options)) console.log(line);

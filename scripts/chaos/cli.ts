@@ -16,6 +16,8 @@ export interface ChaosCliOptions {
   readonly verbose: boolean;
   /** Where to write the full result as JSON, if anywhere. */
   readonly jsonPath?: string;
+  /** Run message-fault phases with their send fault only when the simulator refuses them. */
+  readonly tolerateUnknownFaults: boolean;
 }
 
 export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurrency C] [--duration 10m]
@@ -28,7 +30,10 @@ export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurr
   --max-pending P     new events wait while P admitted keys are not final yet (default 500)
   --model-runs R      then run the model-based tests with R runs per property (default 5000, 0 = skip)
   --json FILE         also write the full result as JSON
-  --verbose           show the service's log output while capturing it`;
+  --verbose           show the service's log output while capturing it
+  --tolerate-unknown-faults
+                      a simulator without the message fault modes (redaction, list_lag, receipt_*,
+                      fail_not_sent) answers 400: run those phases without them instead of stopping`;
 
 /** `90`, `90s`, `1500ms`, `10m`, `1h` -> milliseconds. */
 export function parseDuration(text: string): number {
@@ -60,6 +65,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
       'model-runs': { type: 'string' },
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
+      'tolerate-unknown-faults': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -76,6 +82,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
     maxPending: positiveInt('max-pending', values['max-pending'], 500),
     modelRuns: positiveInt('model-runs', values['model-runs'], 5000, 0),
     verbose: values.verbose ?? false,
+    tolerateUnknownFaults: values['tolerate-unknown-faults'] ?? false,
     ...(values.json === undefined ? {} : { jsonPath: values.json }),
   };
 }
@@ -98,6 +105,9 @@ export function formatSummary(
     `run: admitted keys=${s.admittedKeys} posts=${s.posts} client retries after 5xx=${s.clientRetries} responses: ${histogram(s.responses)}`,
     `run: too-late events=${s.rejectedTooLate} short-life events=${s.shortLife} conflicting payloads=${s.conflicts} extra SQS messages=${s.extraSqsMessages} extra reconciler passes=${s.extraReconcilerPasses}`,
     `faults: simulator phases ${histogram(s.faultPhases)}`,
+    `faults: message fault phases ${histogram(s.messageFaultPhases)}${s.unsupportedFaultPhases ? `; REFUSED by the simulator (run without them)=${s.unsupportedFaultPhases}` : ''}`,
+    `receipts: signed receipts taken in=${s.receiptsSeen} rejected callbacks=${s.receiptsRejected}; delivered messages unknown to their record, excused (every receipt lost and reads redacted)=${s.staleExcused}`,
+    `unknowns: outcomes that were dispatch_unknown=${s.unknownOutcomes.unknown}, ended with an SMS=${s.unknownOutcomes.withSms}, ended without any SMS=${s.unknownOutcomes.withoutSms} (by final reason ${histogram(s.unknownOutcomes.withoutSmsByReason) || '-'}; by cause ${histogram(s.unknownOutcomes.withoutSmsByCause) || '-'})`,
     `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
     `faults: sender crashes ${histogram(s.crashes)}`,
     `faults: DynamoDB throttling injected=${s.throttles.injectedSurfacing + s.throttles.injectedRetried} (outside SDK retries ${s.throttles.injectedSurfacing}, inside ${s.throttles.injectedRetried}), reached the application=${s.throttles.surfaced}; by operation ${histogram(s.throttles.byOperation)}`,

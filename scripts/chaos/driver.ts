@@ -35,6 +35,7 @@ import {
   type SendRequestEntry,
 } from './invariants.js';
 import { tapProviderSends } from './provider-tap.js';
+import { checkStale, receiptsSeenIn, type UnknownOutcomeReport, unknownOutcomes } from './provider-truth.js';
 import {
   type ChaosMix,
   DEFAULT_MIX,
@@ -64,9 +65,10 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
   QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
   DISPATCH_MARGIN_SECONDS: '5',
   MAX_RECEIVE_COUNT: '5',
-  // Nothing in the local stack consumes status callbacks; aimed at a closed port they fail at once
-  // instead of doubling the simulator's request load (which delays real sends by seconds).
-  PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
+  // Status callbacks go to the stack's own receipts route (the local stack's default): receipts are
+  // evidence the run must exercise. The deployment declares redaction off, so absence can be proven
+  // where the adapter's conditions hold; the redaction phases must then switch it off by themselves.
+  PROVIDER_REDACTION: 'off',
 };
 
 /** Options of {@link runChaos}. */
@@ -102,6 +104,12 @@ export interface ChaosRunOptions {
    * mid-run, and the privacy figure must then count it (never set in a real soak).
    */
   readonly leakCanary?: boolean;
+  /**
+   * A simulator that does not know the message fault modes (redaction, list_lag, receipt_*,
+   * fail_not_sent) answers 400: with this set, such phases run with their send fault only and are
+   * counted; without it the run stops. Only for simulators that predate those modes.
+   */
+  readonly tolerateUnknownFaultModes?: boolean;
 }
 
 /** What a run did, besides the verdict. */
@@ -142,6 +150,17 @@ export interface ChaosStats {
   /** Event-loop delay of the one process running the whole stack (99th percentile and max, ms). */
   eventLoopDelayP99Ms: number;
   eventLoopDelayMaxMs: number;
+  /** Phases by message fault (`+`-joined when two), `none` without. */
+  messageFaultPhases: Record<string, number>;
+  /** Phases whose message faults the simulator refused (see `tolerateUnknownFaultModes`). */
+  unsupportedFaultPhases: number;
+  /** Signed receipts the receipts route took in, and callbacks it rejected (bad signature: must be 0). */
+  receiptsSeen: number;
+  receiptsRejected: number;
+  /** Delivered messages the record does not know, excused: every receipt lost and reads redacted. */
+  staleExcused: number;
+  /** How unknown outcomes ended (with an SMS, without one by reason and cause). */
+  unknownOutcomes: UnknownOutcomeReport;
 }
 
 /** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
@@ -260,6 +279,18 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       sendsStartedAfterDeadline: 0,
       eventLoopDelayP99Ms: 0,
       eventLoopDelayMaxMs: 0,
+      messageFaultPhases: {},
+      unsupportedFaultPhases: 0,
+      receiptsSeen: 0,
+      receiptsRejected: 0,
+      staleExcused: 0,
+      unknownOutcomes: {
+        unknown: 0,
+        withSms: 0,
+        withoutSms: 0,
+        withoutSmsByReason: {},
+        withoutSmsByCause: {},
+      },
     };
     const loopDelay = monitorEventLoopDelay({ resolution: 20 });
     loopDelay.enable();
@@ -281,16 +312,27 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         const phase = faultPhase(seed, index, mix);
         const name = phase.mode ?? 'none';
         stats.faultPhases[name] = (stats.faultPhases[name] ?? 0) + 1;
-        await setFaults(
-          simUrl,
+        const messageName = phase.messageFaults.map((f) => f.mode).join('+') || 'none';
+        stats.messageFaultPhases[messageName] = (stats.messageFaultPhases[messageName] ?? 0) + 1;
+        const sendPlan =
           phase.mode === null
-            ? null
-            : {
-                mode: phase.mode,
-                probability: phase.probability,
-                retry_after_seconds: phase.retryAfterSeconds,
-              },
-        );
+            ? []
+            : [
+                {
+                  mode: phase.mode,
+                  probability: phase.probability,
+                  retry_after_seconds: phase.retryAfterSeconds,
+                },
+              ];
+        const applied = await setFaults(simUrl, [...sendPlan, ...phase.messageFaults]);
+        if (!applied && options.tolerateUnknownFaultModes && phase.messageFaults.length > 0) {
+          stats.unsupportedFaultPhases++;
+          if (!(await setFaults(simUrl, sendPlan))) throw new Error('simulator refused a send fault plan');
+        } else if (!applied) {
+          throw new Error(
+            'simulator refused the fault plan (no message fault modes? --tolerate-unknown-faults runs without them)',
+          );
+        }
         if (phase.extraReconciler) {
           stats.extraReconcilerPasses++;
           track(running.reconcileNow());
@@ -398,7 +440,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     // Settle: the outage ends (faults cleared), then every admitted key must become final.
     phasesRunning = false;
     await phaseLoop;
-    await setFaults(simUrl, null);
+    await setFaults(simUrl, []);
     const settleStart = Date.now();
     const settleTimeout = options.settleTimeoutMs ?? 180_000;
     let lastSay = 0;
@@ -459,6 +501,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       secrets: { phones, codes, urls },
       admissions,
       dispatchMarginMs: Number(env.DISPATCH_MARGIN_SECONDS) * 1000,
+      receiptsSeen: receiptsSeenIn(logLines),
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
@@ -490,6 +533,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       const deadline = deadlines.get(keyOfReference(reference) ?? '');
       if (deadline !== undefined && call.startedAt >= deadline) stats.sendsStartedAfterDeadline++;
     }
+    stats.receiptsSeen = [...(dataset.receiptsSeen?.values() ?? [])].reduce((a, b) => a + b, 0);
+    stats.receiptsRejected = logLines.filter((line) => line.includes('"message":"receipt rejected"')).length;
+    stats.staleExcused = checkStale(commands, ledger, dataset.receiptsSeen).excused;
+    stats.unknownOutcomes = unknownOutcomes(commands, evidence, ledger, requests);
     stats.providerSends = requests.length;
     stats.providerMessages = ledger.length;
     stats.logLines = logLines.length;
@@ -538,14 +585,20 @@ function forensicsFor(key: string, dataset: ChaosDataset): KeyForensics {
   };
 }
 
-async function setFaults(simUrl: string, plan: Record<string, unknown> | null): Promise<void> {
+/**
+ * Replaces the simulator's fault plans (one per lane; none = DELETE). False when the simulator
+ * refused them with a 400 (an unknown mode); any other failure throws.
+ */
+async function setFaults(simUrl: string, plans: readonly object[]): Promise<boolean> {
   const response = await fetch(`${simUrl}/_sim/faults`, {
-    method: plan === null ? 'DELETE' : 'POST',
+    method: plans.length === 0 ? 'DELETE' : 'POST',
     headers: { 'content-type': 'application/json' },
-    ...(plan === null ? {} : { body: JSON.stringify(plan) }),
+    ...(plans.length === 0 ? {} : { body: JSON.stringify(plans) }),
   });
-  if (!response.ok) throw new Error(`simulator refused the fault plan: ${response.status}`);
   await response.arrayBuffer();
+  if (response.status === 400) return false;
+  if (!response.ok) throw new Error(`simulator refused the fault plan: ${response.status}`);
+  return true;
 }
 
 async function simList<T>(simUrl: string, what: 'messages' | 'requests'): Promise<T[]> {

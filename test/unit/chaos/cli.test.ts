@@ -13,6 +13,7 @@ describe('chaos command line', () => {
       maxPending: 500,
       modelRuns: 5000,
       verbose: false,
+      tolerateUnknownFaults: false,
     });
   });
 
@@ -36,6 +37,7 @@ describe('chaos command line', () => {
       '--json',
       'out.json',
       '--verbose',
+      '--tolerate-unknown-faults',
     ]);
     // Assess
     expect(options).toEqual({
@@ -47,6 +49,7 @@ describe('chaos command line', () => {
       maxPending: 50,
       modelRuns: 0,
       verbose: true,
+      tolerateUnknownFaults: true,
       jsonPath: 'out.json',
     });
   });
@@ -115,6 +118,18 @@ describe('chaos command line', () => {
         sendsStartedAfterDeadline: 0,
         eventLoopDelayP99Ms: 1,
         eventLoopDelayMaxMs: 2,
+        messageFaultPhases: { none: 2, 'redaction+receipt_loss': 1 },
+        unsupportedFaultPhases: 0,
+        receiptsSeen: 4,
+        receiptsRejected: 0,
+        staleExcused: 1,
+        unknownOutcomes: {
+          unknown: 2,
+          withSms: 1,
+          withoutSms: 1,
+          withoutSmsByReason: { unknown_at_expiry: 1 },
+          withoutSmsByCause: { timeout_before_accept: 1 },
+        },
       },
     } satisfies ChaosRunResult;
     // Act
@@ -124,6 +139,10 @@ describe('chaos command line', () => {
     expect(lines).toContain('duplicates: 0 (dup keys)');
     expect(lines).toContain('lost: 1 (lost keys)');
     expect(lines).toContain('  e.g. k: still accepted');
+    expect(lines).toContain(
+      'unknowns: outcomes that were dispatch_unknown=2, ended with an SMS=1, ended without any SMS=1 (by final reason unknown_at_expiry=1; by cause timeout_before_accept=1)',
+    );
+    expect(lines).toContain('faults: message fault phases none=2 redaction+receipt_loss=1');
     expect(lines.at(-1)).toBe('RESULT: FAIL');
   });
 });
