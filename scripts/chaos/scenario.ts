@@ -249,9 +249,9 @@ export function faultPhase(seed: number, index: number, mix: ChaosMix = DEFAULT_
 }
 
 /**
- * Message faults of one phase: none, one or two modes at 20-60 % of messages; a quarter of the
- * faulty phases are the worst case on purpose (redaction with every receipt lost: nothing the
- * service can see names the message).
+ * Message faults of one phase: none, one or two modes at 20-60 % of messages (redaction: all of
+ * them, like the account setting); a quarter of the faulty phases are the worst case on purpose
+ * (redaction with receipts lost: nothing the service can see names those messages).
  */
 function messageFaultsFor(rng: Rng, mix: ChaosMix): MessageFaultPlan[] {
   if (!rng.chance(mix.messageFaultProbability)) return [];
@@ -266,6 +266,9 @@ function messageFaultsFor(rng: Rng, mix: ChaosMix): MessageFaultPlan[] {
   return modes.map((mode) => {
     const probability = Math.round((0.2 + rng.next() * 0.4) * 1000) / 1000;
     switch (mode) {
+      case 'redaction':
+        // Twilio's Message Redaction is an account setting: on for every message while it is on.
+        return { mode, probability: 1 };
       case 'list_lag':
         return { mode, probability, ms: Math.round(mix.settleMs * (1.5 + rng.next() * 1.5)) };
       case 'receipt_delay':
