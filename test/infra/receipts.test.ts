@@ -1,14 +1,20 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RECEIPTS_THROTTLE_FACTOR } from '../../infra/constructs/api.js';
+import { defineApp } from '../../infra/main.js';
+import { CONTEXT_KEYS } from '../../infra/stack.js';
 import {
   allActions,
   functionByDescription,
   onlyResource,
   SYNTH_TIMEOUT_MS,
   statementsOfFunction,
+  stubCode,
   synthTemplate,
+  testApp,
 } from './support.js';
 
 type Props = Record<string, unknown>;
@@ -129,4 +135,36 @@ describe('without a Twilio provider (sns, the default)', () => {
     expect(Object.keys(template.findResources('AWS::Lambda::Function'))).toHaveLength(4);
     expect(envOf(template, 'calls the SMS provider once').PROVIDER_STATUS_CALLBACK_BASE).toBeUndefined();
   });
+});
+
+describe('cdk-nag with a Twilio provider', () => {
+  it('synthesizes with no unacknowledged finding (the public receipts route is acknowledged with its reason)', () => {
+    // Prepare: the deployable app, configured for Twilio through context, with stub handlers.
+    const app = testApp({
+      validation: true,
+      context: {
+        [CONTEXT_KEYS.provider]: 'twilio',
+        [CONTEXT_KEYS.twilioAccountSid]: 'AC123',
+        [CONTEXT_KEYS.twilioFrom]: '+15005550006',
+        [CONTEXT_KEYS.twilioAuthTokenSecretArn]: secretArn,
+      },
+    });
+    defineApp(app, { code: stubCode() });
+
+    // Act: an unacknowledged finding makes synthesis throw.
+    const assembly = app.synth();
+
+    // Assess
+    const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as {
+      pluginReports: ReadonlyArray<{ violations?: readonly unknown[] }>;
+    };
+    expect(report.pluginReports.flatMap((p) => p.violations ?? [])).toEqual([]);
+    const template = assembly.getStackByName('ResetNotifier').template as {
+      Resources: Record<string, { Type: string; Properties: Props }>;
+    };
+    const routeKeys = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
+      .map((r) => r.Properties.RouteKey);
+    expect(routeKeys).toContain(ROUTE_KEY);
+  }, 60_000);
 });
