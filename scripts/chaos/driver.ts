@@ -307,6 +307,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
     // Simulator fault phases rotate on a seeded schedule for as long as events are admitted.
     let phasesRunning = true;
+    // A refused fault plan stops the run: admission ends early and the error is thrown after it.
+    let phaseError: unknown;
     const phaseLoop = (async () => {
       for (let index = 0; phasesRunning; index++) {
         const phase = faultPhase(seed, index, mix);
@@ -340,7 +342,9 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         const until = Date.now() + mix.faultPhaseMs;
         while (phasesRunning && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
       }
-    })();
+    })().catch((error: unknown) => {
+      phaseError = error;
+    });
 
     const post = async (spec: EventSpec, variant: 'original' | 'conflict', body: string) => {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -414,7 +418,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     let lastReport = Date.now();
     const worker = async () => {
       const maxPending = options.maxPending ?? 500;
-      while (next < options.events && Date.now() < endAt) {
+      while (next < options.events && Date.now() < endAt && phaseError === undefined) {
         while (tracker.pending() >= maxPending && Date.now() < endAt) await sleep(100);
         if (next >= options.events || Date.now() >= endAt) break;
         const spec = eventSpec(seed, next++, mix);
@@ -440,6 +444,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     // Settle: the outage ends (faults cleared), then every admitted key must become final.
     phasesRunning = false;
     await phaseLoop;
+    if (phaseError !== undefined) throw phaseError;
     await setFaults(simUrl, []);
     const settleStart = Date.now();
     const settleTimeout = options.settleTimeoutMs ?? 180_000;

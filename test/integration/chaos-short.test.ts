@@ -69,6 +69,7 @@ describe('chaos (short soak)', () => {
       dynamodbEndpoint: inject('dynamodbEndpoint'),
       sqsEndpoint: inject('sqsEndpoint'),
       leakCanary: true,
+      tolerateUnknownFaultModes: !SIMULATOR_HAS_MESSAGE_FAULTS,
     });
     // Assess
     const privacy = result.invariants.find((i) => i.name === 'privacy');
