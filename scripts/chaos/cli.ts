@@ -21,12 +21,12 @@ export interface ChaosCliOptions {
 }
 
 export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurrency C] [--duration 10m]
-                       [--settle-timeout 180s] [--max-pending P] [--model-runs R] [--json FILE] [--verbose]
+                       [--settle-timeout 240s] [--max-pending P] [--model-runs R] [--json FILE] [--verbose]
   --events N          reset events to drive (default 2000; an upper bound with --duration)
   --seed S            seed of the scenario and fault schedule (default 1)
   --concurrency C     events in flight at once, each 1-11 concurrent POSTs (default 12)
   --duration D        soak: keep starting events for D (e.g. 90s, 10m, 1h); events default to unlimited
-  --settle-timeout D  how long every admitted key may take to become final (default 180s)
+  --settle-timeout D  how long every admitted key may take to become final (default 240s)
   --max-pending P     new events wait while P admitted keys are not final yet (default 500)
   --model-runs R      then run the model-based tests with R runs per property (default 5000, 0 = skip)
   --json FILE         also write the full result as JSON
@@ -78,7 +78,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
     concurrency: positiveInt('concurrency', values.concurrency, 12),
     ...(durationMs === undefined ? {} : { durationMs }),
     settleTimeoutMs:
-      values['settle-timeout'] === undefined ? 180_000 : parseDuration(values['settle-timeout']),
+      values['settle-timeout'] === undefined ? 240_000 : parseDuration(values['settle-timeout']),
     maxPending: positiveInt('max-pending', values['max-pending'], 500),
     modelRuns: positiveInt('model-runs', values['model-runs'], 5000, 0),
     verbose: values.verbose ?? false,

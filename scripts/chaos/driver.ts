@@ -80,7 +80,7 @@ export interface ChaosRunOptions {
   readonly concurrency: number;
   /** Stop starting new events after this long (soak mode). */
   readonly durationMs?: number;
-  /** How long to wait for every admitted key to become final; default 180 s. */
+  /** How long to wait for every admitted key to become final; default 240 s (tokens live at most 3 min). */
   readonly settleTimeoutMs?: number;
   /** Reuse running emulators (the test suite's); otherwise the stack starts its own. */
   readonly dynamodbEndpoint?: string;
@@ -447,7 +447,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     if (phaseError !== undefined) throw phaseError;
     await setFaults(simUrl, []);
     const settleStart = Date.now();
-    const settleTimeout = options.settleTimeoutMs ?? 180_000;
+    const settleTimeout = options.settleTimeoutMs ?? 240_000;
     let lastSay = 0;
     while (tracker.pending() > 0 && Date.now() - settleStart < settleTimeout) {
       if (Date.now() - lastSay >= 5_000) {

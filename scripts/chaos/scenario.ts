@@ -129,7 +129,9 @@ export function eventSpec(seed: number, index: number, mix: ChaosMix = DEFAULT_M
       ? rng.int(1_000, 4_500)
       : kind === 'short_life'
         ? rng.int(6_000, 9_000)
-        : rng.int(2, 30) * 60_000;
+        : // 1-3 minutes: an unknown whose only honest end is expiry (absence unprovable: redaction
+          // seen, receipts lost) must end within a run's settle time, not half an hour later.
+          rng.int(60, 180) * 1_000;
   const params = paramsFrom(rng);
   const conflictParams = rng.chance(mix.conflictProbability) ? paramsFrom(rng) : undefined;
   const extra = rng.chance(mix.extraSqsProbability) ? rng.int(1, 3) : 0;

@@ -9,7 +9,7 @@ describe('chaos command line', () => {
       events: 2000,
       seed: 1,
       concurrency: 12,
-      settleTimeoutMs: 180_000,
+      settleTimeoutMs: 240_000,
       maxPending: 500,
       modelRuns: 5000,
       verbose: false,
