@@ -2,18 +2,16 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { storeFor } from '../shared/composition/store.js';
 import { loadConfig } from '../shared/config.js';
 import { systemClock } from '../shared/domain/clock.js';
-import { createEumReceiptsHandler, loadIngestReceipt } from '../shared/providers/eum/index.js';
+import { createEumReceiptsHandler } from '../shared/providers/eum/index.js';
+import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
 
 const config = loadConfig();
 const logger = new Logger({ serviceName: 'reset-notifier' });
 if (!config.eumEventsTopicArn) throw new Error('EUM_EVENTS_TOPIC_ARN is required');
-// MERGE NOTE: becomes `import { ingestReceipt } from '../shared/usecases/ingest-receipt.js'`.
-const ingest = await loadIngestReceipt();
-if (ingest === undefined) throw new Error('the receipts use case is not part of this build');
 
 /** SNS subscription entry point: End User Messaging events of our configuration set -> receipts. */
 export const handler = createEumReceiptsHandler({
-  ingest,
+  ingest: ingestReceipt,
   topicArn: config.eumEventsTopicArn,
   store: storeFor(config),
   clock: systemClock,

@@ -52,6 +52,12 @@ export class ResetNotifier extends Construct {
       storage: this.storage,
       environment: this.pipeline.environment,
     });
+    // Every function that builds the Twilio provider gives Twilio the stack's own receipts URL.
+    if (this.api.receiptsUrl !== undefined) {
+      for (const fn of [this.pipeline.sender, this.pipeline.reconciler]) {
+        fn.addEnvironment('PROVIDER_STATUS_CALLBACK_BASE', this.api.receiptsUrl);
+      }
+    }
     this.observability = new Observability(this, 'Observability', {
       settings: this.settings,
       pipeline: this.pipeline,

@@ -257,6 +257,8 @@ export const FUNCTION_ENTRIES = {
   reconciler: 'reconciler.ts',
   /** Only deployed with `provider.kind === 'eum'`. */
   eumReceipts: 'eum-receipts.ts',
+  /** Only deployed with a Twilio(-compatible) provider. */
+  receipts: 'receipts.ts',
 } as const;
 
 /** The sender's Lambda timeout: the provider call, the lease writes and a margin. */

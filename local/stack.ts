@@ -7,21 +7,23 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
 import { keepProviderMessageIds } from '../shared/composition/outcome-write.js';
+import { twilioAuthTokenFor } from '../shared/composition/receipts.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
+import { createTwilioReceiptsHandler, TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
-import { loadIngestReceipt } from '../shared/providers/eum/index.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
+import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { EUM_RECEIPTS_PATH, eumReceiptsRoute } from './runtime/eum-receipts-route.js';
-import { type LocalRoute, startHttpServer } from './runtime/http-server.js';
+import { type ApiHandler, type LocalRoute, startHttpServer } from './runtime/http-server.js';
 import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
 import { startStreamPoller } from './runtime/stream-poller.js';
 import { startAwsSimulator } from './simulator/aws/server.js';
@@ -162,15 +164,30 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5),
     });
 
+    // The API listens before the configuration is built: the Twilio status-callback base is its own
+    // receipts route, whose port is known only now. Requests wait for the handlers below (503 before).
+    let routeRequest: ApiHandler = async () => ({ statusCode: 503, body: '' });
+    let eumRouteHandler: LocalRoute | undefined;
+    const lateEumRoute: LocalRoute = async (req, res, url) =>
+      eumRouteHandler ? eumRouteHandler(req, res, url) : false;
+    const api = await startHttpServer({
+      handler: (event, context) => routeRequest(event, context),
+      port: options.apiPort ?? Number(env.PORT ?? 3000),
+      routes: [lateEumRoute, ...(options.routes ?? [])],
+    });
+    stops.push(api.stop);
+
     const config = loadConfig({
       ...env,
+      // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
+      PROVIDER_STATUS_CALLBACK_BASE: env.PROVIDER_STATUS_CALLBACK_BASE || `${api.url}${TWILIO_RECEIPTS_PATH}`,
       TABLE_NAME: tableName,
       DISPATCH_QUEUE_URL: queueUrl,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
       // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
       // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (DESIGN.md section 8);
-      // otherwise the built-in Twilio simulator, with its own callback sink for now.
+      // otherwise the built-in Twilio simulator, posting its callbacks to our receipts route.
       ...(awsSim
         ? { PROVIDER_BASE_URL: sim.url, ...awsEnv }
         : env.PROVIDER === 'twilio' && env.PROVIDER_BASE_URL
@@ -178,8 +195,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           : {
               PROVIDER: 'simulator',
               PROVIDER_BASE_URL: sim.url,
-              PROVIDER_STATUS_CALLBACK_BASE:
-                env.PROVIDER_STATUS_CALLBACK_BASE || `${sim.url}/_callbacks/status`,
               // The simulator starts with no redaction and no list-lag fault active, so the local stack
               // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
               PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',
@@ -207,7 +222,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...abuseLimitsOf(config),
       onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
       logError: (error) => logger.error('unhandled error', error as Error),
+      feedback: runtime.provider,
+      onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
     });
+    const receipts = createTwilioReceiptsHandler({
+      ...runtime,
+      policy: config.policy,
+      authToken: twilioAuthTokenFor(config),
+      ...(config.providerStatusCallbackBase ? { publicBase: config.providerStatusCallbackBase } : {}),
+      countSignatureFailure: () => undefined, // the 'receipt rejected' line says it locally
+      log: (message, fields) => logger.info(message, { ...fields }),
+      logError: (error) => logger.error('receipt failed', error as Error),
+    });
+    // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
+    routeRequest = (event, context) =>
+      event.rawPath === TWILIO_RECEIPTS_PATH ? receipts(event) : apiHandler(event, context);
     const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });
     const sender = createSenderHandler({
       ...runtime,
@@ -221,30 +250,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
 
-    const ingest = awsProvider === 'eum' ? await loadIngestReceipt() : undefined;
-    const eumRoute =
+    // End User Messaging events (SNS-shaped) on a loopback-only path of the same server.
+    eumRouteHandler =
       awsProvider === 'eum' && config.eumEventsTopicArn
-        ? [
-            eumReceiptsRoute(
-              ingest && {
-                ingest,
-                topicArn: config.eumEventsTopicArn,
-                store: runtime.store,
-                clock: runtime.clock,
-                policy: config.policy,
-              },
-              (report) => logger.info('eum receipt', { ...report }),
-            ),
-          ]
-        : [];
-    if (awsProvider === 'eum' && ingest === undefined)
-      logger.warn('receipts use case missing: EUM events get 503');
-    const api = await startHttpServer({
-      handler: (event, context) => apiHandler(event, context),
-      port: options.apiPort ?? Number(env.PORT ?? 3000),
-      routes: [...eumRoute, ...(options.routes ?? [])],
-    });
-    stops.push(api.stop);
+        ? eumReceiptsRoute(
+            {
+              ingest: ingestReceipt,
+              topicArn: config.eumEventsTopicArn,
+              store: runtime.store,
+              clock: runtime.clock,
+              policy: config.policy,
+            },
+            (report) => logger.info('eum receipt', { ...report }),
+          )
+        : undefined;
     awsSim?.setEventsUrl(`${api.url}${EUM_RECEIPTS_PATH}`);
 
     const streams = new DynamoDBStreamsClient({

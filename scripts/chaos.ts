@@ -27,6 +27,7 @@ async function main(): Promise<number> {
     ...(options.durationMs === undefined ? {} : { durationMs: options.durationMs }),
     passThroughOutput: options.verbose,
     provider: options.provider,
+    tolerateUnknownFaultModes: options.tolerateUnknownFaults,
     progress: (line) => console.log(line),
   });
   for (const line of formatSummary(result, options)) console.log(line);

@@ -2,8 +2,10 @@ import { join } from 'node:path';
 import { type CfnElement, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type CfnStage,
   HttpApi,
   HttpMethod,
+  HttpNoneAuthorizer,
   type HttpRoute,
   HttpStage,
   LogGroupLogDestination,
@@ -21,9 +23,10 @@ import {
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { TWILIO_RECEIPTS_PATH } from '../../shared/handlers/receipts-handler.js';
 import { isAccountId } from '../external-resources.js';
 import { FUNCTION_ENTRIES, type ResolvedSettings } from '../settings.js';
-import { allowFieldKey, allowIndexQuery, allowTableItems, allowTableKey } from './grants.js';
+import { allowFieldKey, allowIndexQuery, allowSecretRead, allowTableItems, allowTableKey } from './grants.js';
 import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
 import type { Storage } from './storage.js';
@@ -42,7 +45,17 @@ export const API_ROUTES: ReadonlyArray<{ readonly method: HttpMethod; readonly p
   { method: HttpMethod.GET, path: '/v1/notifications/{idempotency_key}' },
   { method: HttpMethod.GET, path: '/v1/notifications/{idempotency_key}/evidence' },
   { method: HttpMethod.GET, path: '/v1/openapi.json' },
+  { method: HttpMethod.POST, path: '/v1/notifications/{idempotency_key}/confirmation' },
 ];
+
+/** The public Twilio status-callback route (no IAM: Twilio cannot sign SigV4; the handler checks its signature). */
+export const RECEIPTS_ROUTE = { method: HttpMethod.POST, path: TWILIO_RECEIPTS_PATH } as const;
+
+/**
+ * Route throttling of the receipts route, relative to the stage's: a message yields up to three
+ * callbacks (sent, delivered or undelivered, and an occasional queued or failed).
+ */
+export const RECEIPTS_THROTTLE_FACTOR = 3;
 
 /**
  * The HTTP API: IAM (SigV4) authorization on every route, stage throttling, JSON access logs, and
@@ -56,6 +69,10 @@ export class Api extends Construct {
   readonly accessLogs: LogGroup;
   /** The role callers in other accounts assume (only when `apiInvokerPrincipals` is set). */
   readonly invokerRole?: Role;
+  /** The Twilio receipts function and route; only when the provider is Twilio(-compatible). */
+  readonly receipts?: ServiceFunction;
+  /** `<API endpoint>/v1/receipts/twilio`: what every function sends as the StatusCallback base. */
+  readonly receiptsUrl?: string;
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
@@ -120,6 +137,17 @@ export class Api extends Construct {
     if (settings.apiInvokerPrincipals.length > 0) {
       this.invokerRole = this.createInvokerRole(settings.apiInvokerPrincipals);
     }
+
+    // Confirmations write a transition (UpdateItem + PutItem in one transaction, UpdateItem granted
+    // above) and are forwarded to the provider's feedback API with the provider's credentials.
+    const provider = settings.provider;
+    if (provider.kind === 'twilio') allowSecretRead(this, this.handler, provider.authTokenSecret);
+    if (provider.kind === 'twilio' || provider.kind === 'simulator') {
+      const receiptsUrl = `${this.httpApi.apiEndpoint}${RECEIPTS_ROUTE.path}`;
+      this.receiptsUrl = receiptsUrl;
+      this.receipts = this.addTwilioReceipts(props, receiptsUrl);
+      this.handler.addEnvironment('PROVIDER_STATUS_CALLBACK_BASE', receiptsUrl);
+    }
   }
 
   /**
@@ -138,6 +166,54 @@ export class Api extends Construct {
     this.grantInvoke(role);
     acknowledgeRouteWildcards(this, role);
     return role;
+  }
+
+  /**
+   * The Twilio receipts route: public (authorization NONE), throttled on its own, served by a small
+   * function that validates `X-Twilio-Signature` with the auth token from the Twilio secret and
+   * writes receipt transitions. It reads and writes command items only: no index, no payload key.
+   */
+  private addTwilioReceipts(props: ApiProps, receiptsUrl: string): ServiceFunction {
+    const { settings, storage } = props;
+    const receipts = new ServiceFunction(this, 'Receipts', {
+      entry: join(settings.code.entryDirectory, FUNCTION_ENTRIES.receipts),
+      description: 'reset-notifier: Twilio status callbacks (signature-checked receipts)',
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+      environment: {
+        ...props.environment,
+        PROVIDER_STATUS_CALLBACK_BASE: receiptsUrl,
+        POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
+      },
+      logRetention: settings.logRetention,
+      projectRoot: settings.code.projectRoot,
+      depsLockFilePath: settings.code.depsLockFilePath,
+    });
+    allowTableItems(receipts, storage.table, ['GetItem', 'UpdateItem', 'PutItem']);
+    allowTableKey(receipts, storage.tableKey, 'write');
+    if (settings.provider.kind === 'twilio')
+      allowSecretRead(this, receipts, settings.provider.authTokenSecret);
+    const [route] = this.httpApi.addRoutes({
+      path: RECEIPTS_ROUTE.path,
+      methods: [RECEIPTS_ROUTE.method],
+      integration: new HttpLambdaIntegration('ReceiptsIntegration', receipts),
+      authorizer: new HttpNoneAuthorizer(),
+    });
+    if (route !== undefined) {
+      acknowledge(
+        route,
+        'AwsSolutions-APIG4',
+        'Twilio cannot sign SigV4: the receipts route is public, throttled on its own, and its handler rejects every request without a valid X-Twilio-Signature (403, nothing written, metric ReceiptSignatureFailures).',
+      );
+    }
+    // Route-level throttling: HTTP API stages take it per route key in RouteSettings (a JSON map,
+    // so CloudFormation's own property names).
+    const stage = this.stage.node.defaultChild as CfnStage;
+    stage.addPropertyOverride(`RouteSettings.${RECEIPTS_ROUTE.method} ${RECEIPTS_ROUTE.path}`, {
+      ThrottlingRateLimit: settings.apiThrottle.rateLimit * RECEIPTS_THROTTLE_FACTOR,
+      ThrottlingBurstLimit: settings.apiThrottle.burstLimit * RECEIPTS_THROTTLE_FACTOR,
+    });
+    return receipts;
   }
 
   /** The stage URL, e.g. `https://abc123.execute-api.eu-west-1.amazonaws.com/`. */

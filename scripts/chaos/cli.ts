@@ -18,21 +18,26 @@ export interface ChaosCliOptions {
   readonly jsonPath?: string;
   /** The provider the stack uses against its simulator. */
   readonly provider: ChaosProvider;
+  /** Run message-fault phases with their send fault only when the simulator refuses them. */
+  readonly tolerateUnknownFaults: boolean;
 }
 
 export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurrency C] [--duration 10m]
-                       [--settle-timeout 180s] [--max-pending P] [--model-runs R] [--json FILE] [--verbose]
-                       [--provider twilio|sns|eum]
+                       [--settle-timeout 240s] [--max-pending P] [--model-runs R] [--json FILE] [--verbose]
+                       [--provider twilio|sns|eum] [--tolerate-unknown-faults]
   --events N          reset events to drive (default 2000; an upper bound with --duration)
   --seed S            seed of the scenario and fault schedule (default 1)
   --concurrency C     events in flight at once, each 1-11 concurrent POSTs (default 12)
   --duration D        soak: keep starting events for D (e.g. 90s, 10m, 1h); events default to unlimited
-  --settle-timeout D  how long every admitted key may take to become final (default 180s)
+  --settle-timeout D  how long every admitted key may take to become final (default 240s)
   --max-pending P     new events wait while P admitted keys are not final yet (default 500)
   --model-runs R      then run the model-based tests with R runs per property (default 5000, 0 = skip)
   --json FILE         also write the full result as JSON
   --verbose           show the service's log output while capturing it
-  --provider P        twilio (default: the Twilio simulator), sns or eum (the AWS simulator, real SDK clients)`;
+  --provider P        twilio (default: the Twilio simulator), sns or eum (the AWS simulator, real SDK clients)
+  --tolerate-unknown-faults
+                      a simulator without the message fault modes (redaction, list_lag, receipt_*,
+                      fail_not_sent) answers 400: run those phases without them instead of stopping`;
 
 /** `90`, `90s`, `1500ms`, `10m`, `1h` -> milliseconds. */
 export function parseDuration(text: string): number {
@@ -65,6 +70,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
       json: { type: 'string' },
       verbose: { type: 'boolean', default: false },
       provider: { type: 'string' },
+      'tolerate-unknown-faults': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -81,11 +87,12 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
     concurrency: positiveInt('concurrency', values.concurrency, 12),
     ...(durationMs === undefined ? {} : { durationMs }),
     settleTimeoutMs:
-      values['settle-timeout'] === undefined ? 180_000 : parseDuration(values['settle-timeout']),
+      values['settle-timeout'] === undefined ? 240_000 : parseDuration(values['settle-timeout']),
     maxPending: positiveInt('max-pending', values['max-pending'], 500),
     modelRuns: positiveInt('model-runs', values['model-runs'], 5000, 0),
     verbose: values.verbose ?? false,
     provider,
+    tolerateUnknownFaults: values['tolerate-unknown-faults'] ?? false,
     ...(values.json === undefined ? {} : { jsonPath: values.json }),
   };
 }
@@ -114,6 +121,9 @@ export function formatSummary(
         ]
       : []),
     `faults: simulator phases ${histogram(s.faultPhases)}`,
+    `faults: message fault phases ${histogram(s.messageFaultPhases)}${s.unsupportedFaultPhases ? `; REFUSED by the simulator (run without them)=${s.unsupportedFaultPhases}` : ''}`,
+    `receipts: signed receipts taken in=${s.receiptsSeen} rejected callbacks=${s.receiptsRejected}; delivered messages unknown to their record, excused (every receipt lost and reads redacted)=${s.staleExcused}`,
+    `unknowns: outcomes that were dispatch_unknown=${s.unknownOutcomes.unknown}, ended with an SMS=${s.unknownOutcomes.withSms}, ended without any SMS=${s.unknownOutcomes.withoutSms} (by final reason ${histogram(s.unknownOutcomes.withoutSmsByReason) || '-'}; by cause ${histogram(s.unknownOutcomes.withoutSmsByCause) || '-'})`,
     `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
     `faults: sender crashes ${histogram(s.crashes)}`,
     `faults: DynamoDB throttling injected=${s.throttles.injectedSurfacing + s.throttles.injectedRetried} (outside SDK retries ${s.throttles.injectedSurfacing}, inside ${s.throttles.injectedRetried}), reached the application=${s.throttles.surfaced}; by operation ${histogram(s.throttles.byOperation)}`,

@@ -42,6 +42,7 @@ import {
   type SendRequestEntry,
 } from './invariants.js';
 import { tapProviderSends } from './provider-tap.js';
+import { checkStale, receiptsSeenIn, type UnknownOutcomeReport, unknownOutcomes } from './provider-truth.js';
 import {
   CHAOS_LIMITS_ENV,
   type ChaosMix,
@@ -74,9 +75,10 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
   QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
   DISPATCH_MARGIN_SECONDS: '5',
   MAX_RECEIVE_COUNT: '5',
-  // Nothing in the local stack consumes status callbacks; aimed at a closed port they fail at once
-  // instead of doubling the simulator's request load (which delays real sends by seconds).
-  PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
+  // Status callbacks go to the stack's own receipts route (the local stack's default): receipts are
+  // evidence the run must exercise. The deployment declares redaction off, so absence can be proven
+  // where the adapter's conditions hold; the redaction phases must then switch it off by themselves.
+  PROVIDER_REDACTION: 'off',
   // The abuse limits the pumping scenario is judged against (scenario.ts explains the choice).
   ...CHAOS_LIMITS_ENV,
 };
@@ -90,7 +92,7 @@ export interface ChaosRunOptions {
   readonly concurrency: number;
   /** Stop starting new events after this long (soak mode). */
   readonly durationMs?: number;
-  /** How long to wait for every admitted key to become final; default 180 s. */
+  /** How long to wait for every admitted key to become final; default 240 s (tokens live at most 3 min). */
   readonly settleTimeoutMs?: number;
   /** Reuse running emulators (the test suite's); otherwise the stack starts its own. */
   readonly dynamodbEndpoint?: string;
@@ -116,6 +118,12 @@ export interface ChaosRunOptions {
   readonly leakCanary?: boolean;
   /** Which provider the stack uses, against its simulator: default `twilio`. */
   readonly provider?: ChaosProvider;
+  /**
+   * A simulator that does not know the message fault modes (redaction, list_lag, receipt_*,
+   * fail_not_sent) answers 400: with this set, such phases run with their send fault only and are
+   * counted; without it the run stops. Only for simulators that predate those modes.
+   */
+  readonly tolerateUnknownFaultModes?: boolean;
 }
 
 /** `npm run chaos -- --provider ...`: the Twilio simulator, or the AWS simulator for SNS / End User Messaging. */
@@ -163,6 +171,17 @@ export interface ChaosStats {
   pumping?: { posts: number; admitted: number; replayed: number; refused: number };
   /** Unknown outcomes that ended `unknown_at_expiry` although the provider never handed any SMS on. */
   unknownWithoutSms: number;
+  /** Phases by message fault (`+`-joined when two), `none` without. */
+  messageFaultPhases: Record<string, number>;
+  /** Phases whose message faults the simulator refused (see `tolerateUnknownFaultModes`). */
+  unsupportedFaultPhases: number;
+  /** Signed receipts the receipts route took in, and callbacks it rejected (bad signature: must be 0). */
+  receiptsSeen: number;
+  receiptsRejected: number;
+  /** Delivered messages the record does not know, excused: every receipt lost and reads redacted. */
+  staleExcused: number;
+  /** How unknown outcomes ended (with an SMS, without one by reason and cause). */
+  unknownOutcomes: UnknownOutcomeReport;
 }
 
 /** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
@@ -302,6 +321,18 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       eventLoopDelayP99Ms: 0,
       eventLoopDelayMaxMs: 0,
       unknownWithoutSms: 0,
+      messageFaultPhases: {},
+      unsupportedFaultPhases: 0,
+      receiptsSeen: 0,
+      receiptsRejected: 0,
+      staleExcused: 0,
+      unknownOutcomes: {
+        unknown: 0,
+        withSms: 0,
+        withoutSms: 0,
+        withoutSmsByReason: {},
+        withoutSmsByCause: {},
+      },
     };
     const loopDelay = monitorEventLoopDelay({ resolution: 20 });
     loopDelay.enable();
@@ -318,21 +349,34 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
     // Simulator fault phases rotate on a seeded schedule for as long as events are admitted.
     let phasesRunning = true;
+    // A refused fault plan stops the run: admission ends early and the error is thrown after it.
+    let phaseError: unknown;
     const phaseLoop = (async () => {
       for (let index = 0; phasesRunning; index++) {
         const phase = faultPhase(seed, index, mix);
         const name = phase.mode ?? 'none';
         stats.faultPhases[name] = (stats.faultPhases[name] ?? 0) + 1;
-        await setFaults(
-          simUrl,
+        const messageName = phase.messageFaults.map((f) => f.mode).join('+') || 'none';
+        stats.messageFaultPhases[messageName] = (stats.messageFaultPhases[messageName] ?? 0) + 1;
+        const sendPlan =
           phase.mode === null
-            ? null
-            : {
-                mode: phase.mode,
-                probability: phase.probability,
-                retry_after_seconds: phase.retryAfterSeconds,
-              },
-        );
+            ? []
+            : [
+                {
+                  mode: phase.mode,
+                  probability: phase.probability,
+                  retry_after_seconds: phase.retryAfterSeconds,
+                },
+              ];
+        const applied = await setFaults(simUrl, [...sendPlan, ...phase.messageFaults]);
+        if (!applied && options.tolerateUnknownFaultModes && phase.messageFaults.length > 0) {
+          stats.unsupportedFaultPhases++;
+          if (!(await setFaults(simUrl, sendPlan))) throw new Error('simulator refused a send fault plan');
+        } else if (!applied) {
+          throw new Error(
+            'simulator refused the fault plan (no message fault modes? --tolerate-unknown-faults runs without them)',
+          );
+        }
         if (phase.extraReconciler) {
           stats.extraReconcilerPasses++;
           track(running.reconcileNow());
@@ -340,7 +384,9 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         const until = Date.now() + mix.faultPhaseMs;
         while (phasesRunning && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
       }
-    })();
+    })().catch((error: unknown) => {
+      phaseError = error;
+    });
 
     const post = async (spec: EventSpec, variant: 'original' | 'conflict', body: string) => {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -459,7 +505,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     let lastReport = Date.now();
     const worker = async () => {
       const maxPending = options.maxPending ?? 500;
-      while (next < options.events && Date.now() < endAt) {
+      while (next < options.events && Date.now() < endAt && phaseError === undefined) {
         while (tracker.pending() >= maxPending && Date.now() < endAt) await sleep(100);
         if (next >= options.events || Date.now() >= endAt) break;
         const spec = eventSpec(seed, next++, mix);
@@ -487,9 +533,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     // Settle: the outage ends (faults cleared), then every admitted key must become final.
     phasesRunning = false;
     await phaseLoop;
-    await setFaults(simUrl, null);
+    if (phaseError !== undefined) throw phaseError;
+    await setFaults(simUrl, []);
     const settleStart = Date.now();
-    const settleTimeout = options.settleTimeoutMs ?? 180_000;
+    const settleTimeout = options.settleTimeoutMs ?? 240_000;
     let lastSay = 0;
     while (tracker.pending() > 0 && Date.now() - settleStart < settleTimeout) {
       if (Date.now() - lastSay >= 5_000) {
@@ -552,6 +599,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       dispatchMarginMs: Number(env.DISPATCH_MARGIN_SECONDS) * 1000,
       pumping,
       budgets: budgetsOf(env),
+      receiptsSeen: receiptsSeenIn(logLines),
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
@@ -591,6 +639,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     stats.unknownWithoutSms = commands.filter(
       (c) => c.lastReason === 'unknown_at_expiry' && !handedOn.has(c.idempotencyKey),
     ).length;
+    stats.receiptsSeen = [...(dataset.receiptsSeen?.values() ?? [])].reduce((a, b) => a + b, 0);
+    stats.receiptsRejected = logLines.filter((line) => line.includes('"message":"receipt rejected"')).length;
+    stats.staleExcused = checkStale(commands, ledger, dataset.receiptsSeen).excused;
+    stats.unknownOutcomes = unknownOutcomes(commands, evidence, ledger, requests);
     stats.providerSends = requests.length;
     stats.providerMessages = ledger.length;
     stats.logLines = logLines.length;
@@ -657,14 +709,20 @@ async function registerSecrets(simUrl: string, spec: EventSpec): Promise<void> {
   await fetch(`${simUrl}/_sim/oracle`, { method: 'POST', body: JSON.stringify({ entries }) });
 }
 
-async function setFaults(simUrl: string, plan: Record<string, unknown> | null): Promise<void> {
+/**
+ * Replaces the simulator's fault plans (one per lane; none = DELETE). False when the simulator
+ * refused them with a 400 (an unknown mode); any other failure throws.
+ */
+async function setFaults(simUrl: string, plans: readonly object[]): Promise<boolean> {
   const response = await fetch(`${simUrl}/_sim/faults`, {
-    method: plan === null ? 'DELETE' : 'POST',
+    method: plans.length === 0 ? 'DELETE' : 'POST',
     headers: { 'content-type': 'application/json' },
-    ...(plan === null ? {} : { body: JSON.stringify(plan) }),
+    ...(plans.length === 0 ? {} : { body: JSON.stringify(plans) }),
   });
-  if (!response.ok) throw new Error(`simulator refused the fault plan: ${response.status}`);
   await response.arrayBuffer();
+  if (response.status === 400) return false;
+  if (!response.ok) throw new Error(`simulator refused the fault plan: ${response.status}`);
+  return true;
 }
 
 async function simList<T>(simUrl: string, what: 'messages' | 'requests'): Promise<T[]> {

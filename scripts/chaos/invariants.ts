@@ -6,6 +6,7 @@
 import { type BudgetPolicy, NO_BUDGETS, type RateWindow } from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
+import { checkMisattributed, checkStale, type ReceiptsSeen } from './provider-truth.js';
 
 /** One entry of `GET /_sim/messages`: a provider-accepted message. */
 export interface LedgerEntry {
@@ -14,6 +15,10 @@ export interface LedgerEntry {
   readonly accepted_at: string;
   readonly status: string;
   readonly validity_period_seconds?: number;
+  /** The message's API reads were redacted (numbers masked, body blank). */
+  readonly redacted?: boolean;
+  /** What happened to its status callbacks. */
+  readonly receipts?: 'none' | 'lost' | 'duplicated' | 'delayed';
 }
 
 /** One entry of `GET /_sim/requests`: a send request as it reached the provider. */
@@ -75,6 +80,8 @@ export interface ChaosDataset {
   /** The pumping scenario's responses, and the budgets the run enforced. */
   readonly pumping?: readonly PumpingObservation[];
   readonly budgets?: BudgetPolicy;
+  /** Receipts the service's receipts route took in, by message id (absent: not observed). */
+  readonly receiptsSeen?: ReceiptsSeen;
 }
 
 /** The verdict on one invariant. */
@@ -98,7 +105,9 @@ export type InvariantName =
   | 'ledger_mismatch'
   | 'admission'
   | 'budget'
-  | 'privacy';
+  | 'privacy'
+  | 'misattributed'
+  | 'stale';
 
 export const MAX_EXAMPLES = 5;
 
@@ -116,10 +125,14 @@ export function keyOfReference(reference: string | null): string | null {
   return hash <= 0 ? null : reference.slice(0, hash);
 }
 
-/** Keys with more than one provider-accepted message. */
+/**
+ * Keys with more than one provider-accepted message. A `failed` message never reached a handset
+ * (Twilio's "not handed to a carrier" codes, an expired validity): the retry it allows is no duplicate.
+ */
 export function checkDuplicates(ledger: readonly LedgerEntry[]): InvariantResult {
   const perKey = new Map<string, number>();
   for (const entry of ledger) {
+    if (entry.status === 'failed') continue;
     const key = keyOfReference(entry.client_reference) ?? `(no reference: ${entry.id})`;
     perKey.set(key, (perKey.get(key) ?? 0) + 1);
   }
@@ -525,5 +538,7 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkAdmissions(dataset.admissions, dataset.commands),
     checkBudgets(dataset.pumping ?? [], dataset.commands, dataset.budgets ?? NO_BUDGETS),
     checkPrivacy(scannedTexts(dataset), dataset.secrets),
+    checkMisattributed(dataset.commands, dataset.evidence, dataset.ledger),
+    checkStale(dataset.commands, dataset.ledger, dataset.receiptsSeen).invariant,
   ];
 }

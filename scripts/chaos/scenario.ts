@@ -52,6 +52,12 @@ export interface ChaosMix {
   readonly pumpWaveCountries: number;
   /** Distinct numbers per wave country, one reset each. */
   readonly pumpWaveSize: number;
+  /** Per phase: message faults (redaction, list lag, receipt faults, not-sent failures) on top. */
+  readonly messageFaultProbability: number;
+  /** The service's settle time: list lag is drawn longer than this (1.5 to 3 times). */
+  readonly settleMs: number;
+  /** Per event: the phone number of one of the 8 events before it (several resets to one number). */
+  readonly repeatPhoneProbability: number;
 }
 
 /** The default mix: every fault at a rate that still lets 10,000 events settle in minutes. */
@@ -74,6 +80,9 @@ export const DEFAULT_MIX: ChaosMix = {
   pumpBurstSize: 12,
   pumpWaveCountries: 3,
   pumpWaveSize: 25,
+  messageFaultProbability: 0.5,
+  settleMs: 6_000,
+  repeatPhoneProbability: 0.25,
 };
 
 /**
@@ -201,17 +210,23 @@ export function eventSpec(seed: number, index: number, mix: ChaosMix = DEFAULT_M
       ? rng.int(1_000, 4_500)
       : kind === 'short_life'
         ? rng.int(6_000, 9_000)
-        : Math.min(rng.int(2, 30) * 60_000, mix.maxNormalLifeMs ?? Number.POSITIVE_INFINITY);
+        : // 1-3 minutes: an unknown whose only honest end is expiry (absence unprovable: redaction
+          // seen, receipts lost) must end within a run's settle time, not half an hour later.
+          Math.min(rng.int(60, 180) * 1_000, mix.maxNormalLifeMs ?? Number.POSITIVE_INFINITY);
   const params = paramsFrom(rng);
   const conflictParams = rng.chance(mix.conflictProbability) ? paramsFrom(rng) : undefined;
   const extra = rng.chance(mix.extraSqsProbability) ? rng.int(1, 3) : 0;
+  const extraSqsDelaysMs = Array.from({ length: extra }, () => rng.int(0, 3_000));
+  // Drawn last, so every other value of an event stays what it was before this knob existed.
+  const repeatOf =
+    index > 0 && rng.chance(mix.repeatPhoneProbability) ? index - rng.int(1, Math.min(8, index)) : index;
   return {
     index,
     eventId,
     ...(headerKey === undefined ? {} : { headerKey }),
     idempotencyKey: headerKey ?? deriveIdempotencyKey(eventId, 'sms', 'password_reset'),
     locale: rng.pick(LOCALES),
-    phone: phoneFor(seed, index),
+    phone: phoneFor(seed, repeatOf),
     params,
     ...(conflictParams === undefined ? {} : { conflictParams }),
     // Weight 1/n: every count from 1 to the maximum occurs, bursts of 10 are rarer (mean 3.4 for 10).
@@ -220,7 +235,7 @@ export function eventSpec(seed: number, index: number, mix: ChaosMix = DEFAULT_M
     ),
     kind,
     lifeMs,
-    extraSqsDelaysMs: Array.from({ length: extra }, () => rng.int(0, 3_000)),
+    extraSqsDelaysMs,
   };
 }
 
@@ -252,7 +267,40 @@ export function secretsOf(spec: EventSpec): string[] {
   return out;
 }
 
-/** One simulator fault phase. `mode: null` is a quiet phase. */
+/**
+ * The simulator's message faults (DESIGN.md section 8): what happens to an accepted message after
+ * its send, each in its own lane beside the send faults. Named here as documented, so the driver
+ * can ask for them of any simulator (one that lacks them answers 400).
+ */
+export const MESSAGE_FAULT_MODES = [
+  'redaction',
+  'list_lag',
+  'receipt_delay',
+  'receipt_loss',
+  'receipt_duplicate',
+  'fail_not_sent',
+] as const;
+export type MessageFaultMode = (typeof MESSAGE_FAULT_MODES)[number];
+
+/** The send faults: the simulator's modes that are not message faults. */
+export const SEND_FAULT_MODES: readonly FaultMode[] = FAULT_MODES.filter(
+  (mode) => !(MESSAGE_FAULT_MODES as readonly string[]).includes(mode),
+);
+
+/** Twilio's "never handed to a carrier" codes the simulator fails a message with. */
+export const NOT_SENT_CODES = [30001, 30036] as const;
+
+/** One message-fault plan, in the control API's shape. */
+export interface MessageFaultPlan {
+  readonly mode: MessageFaultMode;
+  readonly probability: number;
+  /** `list_lag` and `receipt_delay`: the duration. */
+  readonly ms?: number;
+  /** `fail_not_sent`: the Twilio error code. */
+  readonly error_code?: number;
+}
+
+/** One simulator fault phase. `mode: null` is a phase without send faults. */
 export interface FaultPhase {
   readonly index: number;
   readonly mode: FaultMode | null;
@@ -260,6 +308,8 @@ export interface FaultPhase {
   readonly retryAfterSeconds: number;
   /** Run an extra reconciler pass concurrently during this phase. */
   readonly extraReconciler: boolean;
+  /** Message faults active during the phase (each in its own lane), possibly none. */
+  readonly messageFaults: readonly MessageFaultPlan[];
 }
 
 /** The simulator fault phase at `index`: each mode in turn, at a seeded probability. */
@@ -267,7 +317,7 @@ export function faultPhase(seed: number, index: number, mix: ChaosMix = DEFAULT_
   const rng = new Rng(seed, 'phase', index);
   const mode = rng.weighted<FaultMode | null>([
     [null, mix.quietPhaseWeight],
-    ...FAULT_MODES.map((m) => [m, 1] as const),
+    ...SEND_FAULT_MODES.map((m) => [m, 1] as const),
   ]);
   // `hang` holds lookups as well as sends: keep it rarer so the reconciler is not starved.
   const probability = mode === 'hang' ? 0.03 + rng.next() * 0.07 : 0.05 + rng.next() * 0.3;
@@ -277,7 +327,41 @@ export function faultPhase(seed: number, index: number, mix: ChaosMix = DEFAULT_
     probability: Math.round(probability * 1000) / 1000,
     retryAfterSeconds: rng.int(0, 2),
     extraReconciler: rng.chance(mix.extraReconcilerProbability),
+    messageFaults: messageFaultsFor(new Rng(seed, 'message-phase', index), mix),
   };
+}
+
+/**
+ * Message faults of one phase: none, one or two modes at 20-60 % of messages (redaction: all of
+ * them, like the account setting); a quarter of the faulty phases are the worst case on purpose
+ * (redaction with receipts lost: nothing the service can see names those messages).
+ */
+function messageFaultsFor(rng: Rng, mix: ChaosMix): MessageFaultPlan[] {
+  if (!rng.chance(mix.messageFaultProbability)) return [];
+  const modes: MessageFaultMode[] = rng.chance(0.25)
+    ? ['redaction', 'receipt_loss']
+    : [
+        ...new Set([
+          rng.pick(MESSAGE_FAULT_MODES),
+          ...(rng.chance(0.4) ? [rng.pick(MESSAGE_FAULT_MODES)] : []),
+        ]),
+      ];
+  return modes.map((mode) => {
+    const probability = Math.round((0.2 + rng.next() * 0.4) * 1000) / 1000;
+    switch (mode) {
+      case 'redaction':
+        // Twilio's Message Redaction is an account setting: on for every message while it is on.
+        return { mode, probability: 1 };
+      case 'list_lag':
+        return { mode, probability, ms: Math.round(mix.settleMs * (1.5 + rng.next() * 1.5)) };
+      case 'receipt_delay':
+        return { mode, probability, ms: rng.int(500, 8_000) };
+      case 'fail_not_sent':
+        return { mode, probability, error_code: rng.pick(NOT_SENT_CODES) };
+      default:
+        return { mode, probability };
+    }
+  });
 }
 
 /** Every dispatch step a crash can be injected at. */

@@ -16,6 +16,7 @@ import {
   type EumProvider,
 } from '../providers/eum/index.js';
 import { createSnsProvider, SNS_CLIENT_CONFIG } from '../providers/sns/index.js';
+import { createTwilioFeedback } from '../providers/twilio/feedback.js';
 import {
   checkTwilioSettings,
   createTwilioProvider,
@@ -91,7 +92,7 @@ async function buildProvider(
         config.providerAuthTokenSecretArn,
       )
     : config.providerAuthToken;
-  return createTwilioProvider({
+  const twilio = createTwilioProvider({
     baseUrl: config.providerBaseUrl,
     accountSid: config.providerAccountSid,
     authToken,
@@ -108,17 +109,33 @@ async function buildProvider(
     clock,
     onEvent: (event) => reportTwilioEvent(event),
   });
+  const feedback = createTwilioFeedback({
+    baseUrl: config.providerBaseUrl,
+    accountSid: config.providerAccountSid,
+    authToken,
+  });
+  return withFeedback(twilio, feedback.confirm);
 }
+
+/** The adapter with the port's optional `confirm` (a provider's feedback API) added. */
+function withFeedback(adapter: SmsProvider, confirm: NonNullable<SmsProvider['confirm']>): SmsProvider {
+  return {
+    name: adapter.name,
+    capabilities: adapter.capabilities,
+    send: (command) => adapter.send(command),
+    lookup: (ref) => adapter.lookup(ref),
+    confirm,
+  };
+}
+
+/** Providers whose feedback API `confirm` forwards user confirmations to (Twilio Message Feedback, End User Messaging PutMessageFeedback). */
+const HAS_FEEDBACK: ReadonlySet<ServiceConfig['provider']> = new Set(['twilio', 'simulator', 'eum']);
 
 /**
  * The configured provider, built on first use so a failure to read its secret is retried by the
  * next message. If it cannot be built, nothing was sent: `send` says so, `lookup` is inconclusive.
  */
-export function providerFor(
-  config: ServiceConfig,
-  clock: Clock,
-  fingerprinter: Fingerprinter,
-): SmsProvider & Partial<Pick<EumProvider, 'confirm'>> {
+export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerprinter): SmsProvider {
   // A Twilio provider without a callback base or a sender refuses to start (at cold start, not at
   // the first message): a deployment error must be loud, not an endless provider_unavailable.
   if (config.provider === 'twilio' || config.provider === 'simulator') {
@@ -150,14 +167,13 @@ export function providerFor(
       const provider = await get();
       return provider ? provider.lookup(ref) : { kind: 'inconclusive', detail: 'provider_unavailable' };
     },
-    // The provider's feedback API, where one exists (End User Messaging PutMessageFeedback).
-    ...(config.provider === 'eum'
+    ...(HAS_FEEDBACK.has(config.provider)
       ? {
           async confirm(messageId: string) {
-            const provider = (await get()) as EumProvider | undefined;
-            return provider
+            const provider = await get();
+            return provider?.confirm
               ? provider.confirm(messageId)
-              : { kind: 'failed' as const, detail: 'provider_unavailable' };
+              : { kind: 'failed', detail: provider ? 'no_feedback_api' : 'provider_unavailable' };
           },
         }
       : {}),

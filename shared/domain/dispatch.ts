@@ -416,9 +416,17 @@ export function applyReceipt(
   policy: DispatchPolicy,
 ): TransitionIntent | { readonly kind: 'ignore'; readonly why: ReceiptIgnored } {
   const ignore = (why: ReceiptIgnored) => ({ kind: 'ignore', why }) as const;
-  if (isFinal(record)) return ignore('final');
-  if (receipt.attempt < 1 || receipt.attempt > record.attempts) return ignore('unknown_attempt');
   const base = { actor: Actor.receipt, at: now, reason: R.deliveryReceipt } as const;
+  const knownAttempt = receipt.attempt >= 1 && receipt.attempt <= record.attempts;
+  const finalStatus =
+    receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : null;
+  if (record.state === S.expired && record.lastReason === R.unknownAtExpiry && knownAttempt && finalStatus) {
+    // Late truth for an unknown the token outlived: the record learns which message it was. Never a send.
+    const provider = { name: record.provider.name, messageId: receipt.messageId };
+    return { ...base, to: finalStatus, set: { provider } };
+  }
+  if (isFinal(record)) return ignore('final');
+  if (!knownAttempt) return ignore('unknown_attempt');
   if (receipt.status === 'not_sent') {
     const current =
       receipt.attempt === record.attempts &&

@@ -105,12 +105,23 @@ export type LookupOutcome =
   | { readonly kind: 'absent' }
   | { readonly kind: 'inconclusive'; readonly detail: string };
 
+/** What a provider's feedback API made of a user confirmation. Never fails the confirmation. */
+export type FeedbackOutcome =
+  | { readonly kind: 'recorded' }
+  | { readonly kind: 'failed'; readonly detail: string };
+
 /** The one port every provider implements. `lookup` only reads; it never sends. */
 export interface SmsProvider {
   readonly name: string;
   readonly capabilities: ProviderCapabilities;
   send(command: SendCommand): Promise<SendOutcome>;
   lookup(ref: LookupRef): Promise<LookupOutcome>;
+  /**
+   * Optional: tells the provider's feedback API that the user acted on the message (Twilio Message
+   * Feedback `Outcome=confirmed`, End User Messaging `PutMessageFeedback`). Only providers that
+   * have one implement it; outcomes are returned, never thrown.
+   */
+  confirm?(messageId: string): Promise<FeedbackOutcome>;
 }
 
 /** `<idempotency_key>#<attempt>`. */

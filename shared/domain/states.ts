@@ -47,6 +47,8 @@ export const ReasonCode = {
   deliveryReceipt: 'delivery_receipt',
   statusPolled: 'status_polled',
   statusHorizon: 'status_horizon',
+  /** The caller (the auth service) says the code or link was used: the strongest delivery proof. */
+  userConfirmed: 'user_confirmed',
 } as const;
 export type ReasonCode = (typeof ReasonCode)[keyof typeof ReasonCode];
 export const ALL_REASONS: readonly ReasonCode[] = Object.values(ReasonCode);
@@ -72,6 +74,27 @@ export interface TransitionRule {
 const S = NotificationState;
 const R = ReasonCode;
 const A = Actor;
+
+/**
+ * States a user confirmation may move to `delivered`. Terminal ones included: a confirmation is
+ * late evidence, never a send. See `decideConfirmation` for the records it still refuses.
+ */
+export const CONFIRMABLE_STATES: readonly NotificationState[] = [
+  S.accepted,
+  S.dispatching,
+  S.dispatchUnknown,
+  S.sent,
+  S.delivered,
+  S.undelivered,
+  S.expired,
+];
+
+/**
+ * The only reasons that may leave a terminal state: late evidence about a message that exists (a
+ * user's confirmation; a receipt for an unknown that expired). No edge out of a terminal state
+ * leads anywhere a send could follow.
+ */
+export const LATE_EVIDENCE_REASONS: ReadonlySet<ReasonCode> = new Set([R.userConfirmed, R.deliveryReceipt]);
 
 /**
  * The transition table (DESIGN.md section 4). Anything not listed here is forbidden.
@@ -143,6 +166,17 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     actors: [A.reconciler, A.receipt],
   },
   { from: S.sent, to: S.sent, reasons: [R.statusHorizon], actors: [A.reconciler] },
+  // A late receipt settles an unknown that expired: the token is dead, but the record learns the truth.
+  // (The decision allows it only after `unknown_at_expiry`; nothing is ever sent from here.)
+  ...[S.delivered, S.undelivered].map(
+    (to): TransitionRule => ({ from: S.expired, to, reasons: [R.deliveryReceipt], actors: [A.receipt] }),
+  ),
+  // The user used the code or link: whatever the record believed, the message arrived. Recorded once
+  // (the decision answers a repeat without a write); `delivered -> delivered` records it on a record
+  // a receipt already settled. The decision refuses records that were never sent.
+  ...CONFIRMABLE_STATES.map(
+    (from): TransitionRule => ({ from, to: S.delivered, reasons: [R.userConfirmed], actors: [A.api] }),
+  ),
 ];
 
 /** The rule allowing `from -> to` for `reason`, or undefined when the table forbids it. */

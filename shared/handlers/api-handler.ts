@@ -20,11 +20,12 @@ import { transientFaultOf } from '../ports/faults.js';
 import type { NotificationStore } from '../ports/store.js';
 import { type AdmissionDeps, admitNotification } from '../usecases/admit-notification.js';
 import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
+import { type ConfirmationRouteDeps, postConfirmation } from './confirmation-route.js';
 
 /** Largest accepted request body (DESIGN.md section 3). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
-export interface ApiDeps extends AdmissionDeps {
+export interface ApiDeps extends AdmissionDeps, Omit<ConfirmationRouteDeps, 'store' | 'clock'> {
   readonly store: NotificationStore;
   readonly maxExpiryMs: number;
   /** E.164 prefixes accepted as destinations; empty or absent = any valid number. */
@@ -65,6 +66,11 @@ export function createApiHandler(deps: ApiDeps) {
     ['POST', /^\/v1\/notifications\/?$/, (event) => postNotification(deps, event)],
     ['GET', /^\/v1\/notifications\/?$/, (event) => listNotifications(deps, event)],
     ['GET', /^\/v1\/notifications\/([^/]+)\/evidence\/?$/, (_e, m) => readEvidence(deps, decode(m[1]))],
+    [
+      'POST',
+      /^\/v1\/notifications\/([^/]+)\/confirmation\/?$/,
+      (e, m) => postConfirmation(deps, e, decode(m[1])),
+    ],
     ['GET', /^\/v1\/notifications\/([^/]+)\/?$/, (_e, m) => readNotification(deps, decode(m[1]))],
     ['GET', /^\/v1\/openapi\.json$/, async () => openApi()],
   ];

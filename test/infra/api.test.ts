@@ -31,6 +31,7 @@ describe('HTTP API', () => {
         'GET /v1/notifications/{idempotency_key}/evidence',
         'GET /v1/openapi.json',
         'POST /v1/notifications',
+        'POST /v1/notifications/{idempotency_key}/confirmation',
       ].sort(),
     );
   });
@@ -120,6 +121,8 @@ describe('HTTP API', () => {
       '/*/GET/v1/notifications/*',
       '/*/GET/v1/openapi.json',
       '/*/POST/v1/notifications',
+      // The confirmation route: CDK grants path parameters and what follows them as "*".
+      '/*/POST/v1/notifications/*',
     ]);
   });
 

@@ -76,6 +76,7 @@ describe('least privilege per function (provider sns, the default)', () => {
         'dynamodb:GetItem',
         'dynamodb:PutItem',
         'dynamodb:Query',
+        // UpdateItem: budget counters at admission, and user confirmations (a transition).
         'dynamodb:UpdateItem',
         'secretsmanager:GetSecretValue',
       ].sort(),
@@ -217,11 +218,10 @@ describe('least privilege per provider', () => {
     // Assess
     const secretReads = (name: FunctionName) =>
       allowing(statements[name], 'secretsmanager:GetSecretValue').flatMap(resourcesOf);
-    for (const name of ['sender', 'reconciler'] as const)
+    // The api reads it to forward user confirmations to Twilio's feedback API.
+    for (const name of ['sender', 'reconciler', 'api'] as const)
       expect(secretReads(name), name).toContain(secretArn);
-    for (const name of ['api', 'forwarder'] as const) {
-      expect(secretReads(name), name).not.toContain(secretArn);
-    }
+    expect(secretReads('forwarder')).not.toContain(secretArn);
     for (const list of Object.values(statements)) {
       expect(allActions(list)).not.toContain('sns:Publish');
       expect(allActions(list)).not.toContain('logs:FilterLogEvents');

@@ -3,7 +3,6 @@
  * AWS simulator through endpoint overrides, the same handlers as in Lambda.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadIngestReceipt } from '../../shared/providers/eum/index.js';
 import { aRequestBody } from '../support/fixtures.js';
 import { type Pipeline, startPipeline } from '../support/pipeline-harness.js';
 
@@ -17,7 +16,6 @@ interface AwsLedgerEntry {
 let sns: Pipeline;
 let eum: Pipeline;
 // Known at collection time, so the event-settlement test runs once the receipts use case is merged.
-const receiptsAvailable = (await loadIngestReceipt()) !== undefined;
 
 beforeAll(async () => {
   [sns, eum] = await Promise.all([
@@ -67,13 +65,9 @@ describe('PROVIDER=sns on the local stack', () => {
 });
 
 describe('PROVIDER=eum on the local stack', () => {
-  it('sends once with our reference in Context; events move it on when the receipts use case is present', async () => {
+  it('sends once with our reference in Context; its events move it on to delivered', async () => {
     const view = await eum.admit();
-    const done = await eum.waitFor(
-      view.idempotency_key,
-      receiptsAvailable ? ['delivered'] : ['sent'],
-      30_000,
-    );
+    const done = await eum.waitFor(view.idempotency_key, ['delivered'], 30_000);
     const ours = (await ledger(eum)).filter((m) => m.client_reference === `${view.idempotency_key}#1`);
     expect(ours).toHaveLength(1);
     expect(done.provider.message_id).toBe(ours[0]?.id);
@@ -89,16 +83,13 @@ describe('PROVIDER=eum on the local stack', () => {
     ).toHaveLength(0);
   });
 
-  it.runIf(receiptsAvailable)(
-    'a timeout after acceptance is settled by the events (found, never resent)',
-    async () => {
-      await eum.fault({ mode: 'timeout_after_accept', count: 1 });
-      const view = await eum.admit();
-      const done = await eum.waitFor(view.idempotency_key, ['delivered'], 30_000);
-      expect(done.attempts).toBe(1);
-      expect(
-        (await ledger(eum)).filter((m) => m.client_reference?.startsWith(view.idempotency_key)),
-      ).toHaveLength(1);
-    },
-  );
+  it('a timeout after acceptance is settled by the events (found, never resent)', async () => {
+    await eum.fault({ mode: 'timeout_after_accept', count: 1 });
+    const view = await eum.admit();
+    const done = await eum.waitFor(view.idempotency_key, ['delivered'], 30_000);
+    expect(done.attempts).toBe(1);
+    expect(
+      (await ledger(eum)).filter((m) => m.client_reference?.startsWith(view.idempotency_key)),
+    ).toHaveLength(1);
+  });
 });

@@ -18,6 +18,9 @@ export const FAST_ENV = {
   DISPATCH_MARGIN_SECONDS: '5',
   // The pipeline suites send many resets to one test number; budgets have their own tests.
   DESTINATION_LIMITS: 'off',
+  // These suites test the pull path (lookups, status polls): receipts would settle records first, so
+  // the simulator's callbacks go to a closed port. test/integration/receipts.test.ts turns them on ('').
+  PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
 } as const;
 
 export interface SimMessage {

@@ -29,6 +29,5 @@ export {
   type EumReceiptDeps,
   type EumReceiptReport,
   ingestEumNotification,
-  loadIngestReceipt,
   type SnsLambdaEvent,
 } from './receipts.js';

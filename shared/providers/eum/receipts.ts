@@ -1,4 +1,4 @@
-import type { IngestReceipt, IngestReceiptDeps, ReceiptResult } from '../../usecases/ingest-receipt.types.js';
+import type { IngestReceipt, IngestReceiptDeps, ReceiptResult } from '../../usecases/ingest-receipt.js';
 import { type EumEventRejection, parseEumNotification, type SnsNotification } from './events.js';
 
 /** What one notification did, for logs and metrics. Carries no number and no body. */
@@ -74,19 +74,4 @@ export function createEumReceiptsHandler(
     }
     return { reports };
   };
-}
-
-/**
- * The receipts use case, loaded by name: it lands in `shared/usecases/ingest-receipt.ts` with the
- * receipts work. Until then this answers undefined and the EUM receipts path says 503.
- * MERGE NOTE: once that module exists, replace this with a static import (bundlers need one).
- */
-export async function loadIngestReceipt(): Promise<IngestReceipt | undefined> {
-  const specifier = '../../usecases/ingest-receipt.js';
-  try {
-    const loaded = (await import(specifier)) as { ingestReceipt?: IngestReceipt };
-    return loaded.ingestReceipt;
-  } catch {
-    return undefined;
-  }
 }

@@ -6,7 +6,7 @@ import {
   parseEumNotification,
   type SnsNotification,
 } from '../../../shared/providers/eum/index.js';
-import type { IngestReceipt, ReceiptInput } from '../../../shared/usecases/ingest-receipt.types.js';
+import type { IngestReceipt, ReceiptInput } from '../../../shared/usecases/ingest-receipt.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import { aPolicy } from '../domain/fixtures.js';
 

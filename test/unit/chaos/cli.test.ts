@@ -9,11 +9,12 @@ describe('chaos command line', () => {
       events: 2000,
       seed: 1,
       concurrency: 12,
-      settleTimeoutMs: 180_000,
+      settleTimeoutMs: 240_000,
       maxPending: 500,
       modelRuns: 5000,
       verbose: false,
       provider: 'twilio',
+      tolerateUnknownFaults: false,
     });
   });
 
@@ -39,6 +40,7 @@ describe('chaos command line', () => {
       '--verbose',
       '--provider',
       'eum',
+      '--tolerate-unknown-faults',
     ]);
     // Assess
     expect(options).toEqual({
@@ -50,6 +52,7 @@ describe('chaos command line', () => {
       maxPending: 50,
       modelRuns: 0,
       verbose: true,
+      tolerateUnknownFaults: true,
       jsonPath: 'out.json',
       provider: 'eum',
     });
@@ -121,6 +124,18 @@ describe('chaos command line', () => {
         eventLoopDelayP99Ms: 1,
         eventLoopDelayMaxMs: 2,
         unknownWithoutSms: 0,
+        messageFaultPhases: { none: 2, 'redaction+receipt_loss': 1 },
+        unsupportedFaultPhases: 0,
+        receiptsSeen: 4,
+        receiptsRejected: 0,
+        staleExcused: 1,
+        unknownOutcomes: {
+          unknown: 2,
+          withSms: 1,
+          withoutSms: 1,
+          withoutSmsByReason: { unknown_at_expiry: 1 },
+          withoutSmsByCause: { timeout_before_accept: 1 },
+        },
       },
     } satisfies ChaosRunResult;
     // Act
@@ -130,6 +145,10 @@ describe('chaos command line', () => {
     expect(lines).toContain('duplicates: 0 (dup keys)');
     expect(lines).toContain('lost: 1 (lost keys)');
     expect(lines).toContain('  e.g. k: still accepted');
+    expect(lines).toContain(
+      'unknowns: outcomes that were dispatch_unknown=2, ended with an SMS=1, ended without any SMS=1 (by final reason unknown_at_expiry=1; by cause timeout_before_accept=1)',
+    );
+    expect(lines).toContain('faults: message fault phases none=2 redaction+receipt_loss=1');
     expect(lines.at(-1)).toBe('RESULT: FAIL');
   });
 });

@@ -9,7 +9,6 @@ import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import {
-  applyTransition,
   isFinal,
   type NotificationRecord,
   type NotificationRequest,
@@ -32,6 +31,7 @@ import {
   dispatchNotification,
 } from '../../../shared/usecases/dispatch-notification.js';
 import { InjectedCrashError } from '../../../shared/usecases/errors.js';
+import { ingestReceipt } from '../../../shared/usecases/ingest-receipt.js';
 import { type ReconcileSummary, reconcileDue } from '../../../shared/usecases/reconcile-due.js';
 import { MemoryNotificationStore, type StoreOperation } from '../../support/memory-store.js';
 
@@ -174,12 +174,17 @@ export class FakeProvider implements SmsProvider {
     return { kind: 'found', messageId: message.id, status: this.statusOf(message) };
   }
 
-  /** The final status a delivery receipt would report for the key's message, once reached. */
-  receiptFor(key: string): { messageId: string; status: 'delivered' | 'undelivered' } | undefined {
-    const message = this.ledger.find((m) => keyOfReference(m.clientReference) === key);
+  /** The status callback the provider would post now for the key's (latest) message, if it has one. */
+  receiptFor(
+    key: string,
+  ): { clientReference: string; messageId: string; status: ProviderStatus } | undefined {
+    const message = this.ledger.findLast((m) => keyOfReference(m.clientReference) === key);
     if (message === undefined) return undefined;
-    const status = this.statusOf(message);
-    return status === 'delivered' || status === 'undelivered' ? { messageId: message.id, status } : undefined;
+    return {
+      clientReference: message.clientReference,
+      messageId: message.id,
+      status: this.statusOf(message),
+    };
   }
 
   private statusOf(message: FakeMessage): ProviderStatus {
@@ -281,24 +286,19 @@ export function createWorld(options: WorldOptions = {}) {
       }
     },
     /**
-     * A delivery receipt, applied the way a receipts handler must (none is wired into the service
-     * yet): read, and if the record is `sent` with that message, one guarded transition (actor
-     * `receipt`). Anything else is left to the reconciler. Returns whether it wrote.
+     * A status callback of the key's latest message, through the service's receipts use case
+     * (`ingestReceipt`: read strongly, decide, one guarded transition, re-decide on a lost race).
+     * Returns whether it wrote.
      */
     async receipt(key: string): Promise<boolean | 'throttled'> {
       const receipt = provider.receiptFor(key);
       if (receipt === undefined) return false;
       try {
-        const stored = await store.get(key);
-        const record = stored?.record;
-        if (record?.state !== 'sent' || record.provider.messageId !== receipt.messageId) return false;
-        const applied = applyTransition(record, {
-          to: receipt.status,
-          reason: 'delivery_receipt',
-          actor: 'receipt',
-          at: clock.now(),
-        });
-        return (await store.transition(applied)).kind === 'written';
+        const result = await ingestReceipt(
+          { store, clock, policy },
+          { provider: 'fake', providerStatus: receipt.status, ...receipt },
+        );
+        return result.kind === 'applied';
       } catch (error) {
         if (error instanceof InjectedThrottleError) return 'throttled';
         throw error;

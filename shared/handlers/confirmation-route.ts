@@ -1,0 +1,78 @@
+/**
+ * `POST /v1/notifications/{idempotency_key}/confirmation`: the auth service says the code or link
+ * was used (DESIGN.md section 3). Body optional: `{ "confirmed_at"?: ISO 8601 date-time }`.
+ * 200 with the view (header `Idempotent-Replayed: true` for a repeat), 404 unknown key, 409
+ * `not_sent` for a command that was never sent, 503 when it kept losing write races.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import * as z from 'zod';
+import type { Clock } from '../domain/clock.js';
+import type { SmsProvider } from '../domain/provider.js';
+import { fieldErrors } from '../http/request-schema.js';
+import { json, problem } from '../http/responses.js';
+import type { NotificationStore } from '../ports/store.js';
+import { ConfirmationContendedError, confirmDelivery } from '../usecases/confirm-delivery.js';
+
+/** The optional body. `confirmed_at` is checked, not stored: evidence carries the service's own clock. */
+export const ConfirmationRequestBody = z.strictObject({
+  confirmed_at: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone' })
+    .optional(),
+});
+
+const MAX_CONFIRMATION_BYTES = 1024;
+
+export interface ConfirmationRouteDeps {
+  readonly store: NotificationStore;
+  readonly clock: Clock;
+  /** The provider's feedback API, when it has one. */
+  readonly feedback?: Pick<SmsProvider, 'confirm'>;
+  /** Logs a forward that did not work (key and detail only). */
+  readonly onFeedbackFailure?: (detail: { readonly idempotencyKey: string; readonly detail: string }) => void;
+}
+
+export async function postConfirmation(
+  deps: ConfirmationRouteDeps,
+  event: APIGatewayProxyEventV2,
+  key: string,
+): Promise<APIGatewayProxyStructuredResultV2> {
+  const raw = event.body ?? '';
+  const bytes = event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+  if (bytes.byteLength > MAX_CONFIRMATION_BYTES) {
+    return problem(413, 'payload_too_large', `the body must be at most ${MAX_CONFIRMATION_BYTES} bytes`);
+  }
+  if (bytes.byteLength > 0) {
+    const contentType = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (contentType !== 'application/json') {
+      return problem(415, 'unsupported_media_type', 'Content-Type must be application/json');
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      return problem(400, 'malformed_json', 'the body is not valid JSON');
+    }
+    const parsed = ConfirmationRequestBody.safeParse(body);
+    if (!parsed.success) {
+      return problem(422, 'validation_failed', 'the request has invalid fields', fieldErrors(parsed.error));
+    }
+  }
+  if (!key) return problem(404, 'not_found', 'no notification with this idempotency key');
+  try {
+    const result = await confirmDelivery(deps, key);
+    switch (result.kind) {
+      case 'confirmed':
+        return json(200, result.view);
+      case 'already_confirmed':
+        return json(200, result.view, { 'idempotent-replayed': 'true' });
+      case 'not_found':
+        return problem(404, 'not_found', 'no notification with this idempotency key');
+      case 'never_sent':
+        return problem(409, 'not_sent', 'this notification was never sent, so it cannot have been used');
+    }
+  } catch (error) {
+    if (!(error instanceof ConfirmationContendedError)) throw error;
+    const busy = problem(503, 'temporarily_unavailable', 'the notification is busy; retrying is safe');
+    return { ...busy, headers: { ...busy.headers, 'retry-after': '1' } };
+  }
+}

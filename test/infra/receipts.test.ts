@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { RECEIPTS_THROTTLE_FACTOR } from '../../infra/constructs/api.js';
+import { defineApp } from '../../infra/main.js';
+import { CONTEXT_KEYS } from '../../infra/stack.js';
+import {
+  allActions,
+  functionByDescription,
+  onlyResource,
+  SYNTH_TIMEOUT_MS,
+  statementsOfFunction,
+  stubCode,
+  synthTemplate,
+  testApp,
+} from './support.js';
+
+type Props = Record<string, unknown>;
+const RECEIPTS = 'Twilio status callbacks';
+const ROUTE_KEY = 'POST /v1/receipts/twilio';
+const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:twilio-token-AbCdEf';
+
+function envOf(template: Template, description: string): Record<string, unknown> {
+  return (functionByDescription(template, description).properties.Environment as { Variables: Props })
+    .Variables;
+}
+
+/** `<ApiEndpoint of the stack's HTTP API>/v1/receipts/twilio`, as CloudFormation renders it. */
+function expectReceiptsUrl(value: unknown, apiLogicalId: string): void {
+  expect(value).toEqual({
+    'Fn::Join': ['', [{ 'Fn::GetAtt': [apiLogicalId, 'ApiEndpoint'] }, '/v1/receipts/twilio']],
+  });
+}
+
+describe('Twilio receipts route (provider twilio)', () => {
+  let template: Template;
+  let apiId: string;
+  beforeAll(() => {
+    ({ template } = synthTemplate((stack) => ({
+      provider: {
+        kind: 'twilio',
+        accountSid: 'AC123',
+        from: '+15005550006',
+        authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Token', secretArn),
+      },
+      apiThrottle: { rateLimit: 20, burstLimit: 40 },
+    })));
+    apiId = onlyResource(template, 'AWS::ApiGatewayV2::Api').logicalId;
+  }, SYNTH_TIMEOUT_MS);
+
+  it('is public (authorization NONE) while every other route keeps IAM', () => {
+    const routes = Object.values(template.findResources('AWS::ApiGatewayV2::Route')) as Array<{
+      Properties: Props;
+    }>;
+    const byKey = new Map(routes.map((r) => [String(r.Properties.RouteKey), r.Properties.AuthorizationType]));
+    expect(byKey.get(ROUTE_KEY)).toBe('NONE');
+    for (const [key, auth] of byKey) if (key !== ROUTE_KEY) expect(auth, key).toBe('AWS_IAM');
+  });
+
+  it('is throttled on its own route key, relative to the stage limits', () => {
+    const stage = onlyResource(template, 'AWS::ApiGatewayV2::Stage').properties;
+    expect(stage.RouteSettings).toEqual({
+      [ROUTE_KEY]: {
+        ThrottlingRateLimit: 20 * RECEIPTS_THROTTLE_FACTOR,
+        ThrottlingBurstLimit: 40 * RECEIPTS_THROTTLE_FACTOR,
+      },
+    });
+    expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 });
+  });
+
+  it('is served by its own function, integrated with payload 2.0', () => {
+    const receipts = functionByDescription(template, RECEIPTS);
+    const integration = onlyResource(template, 'AWS::ApiGatewayV2::Integration', {
+      IntegrationUri: { 'Fn::GetAtt': [receipts.logicalId, 'Arn'] },
+    });
+    expect(integration.properties).toMatchObject({
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+    });
+    const route = onlyResource(template, 'AWS::ApiGatewayV2::Route', { RouteKey: ROUTE_KEY }).properties;
+    expect(JSON.stringify(route.Target)).toContain(integration.logicalId);
+  });
+
+  it('the receipts function reads the Twilio secret and writes command items, nothing more', () => {
+    // Prepare
+    const receipts = functionByDescription(template, RECEIPTS);
+
+    // Act
+    const actions = allActions(statementsOfFunction(template, receipts.logicalId));
+
+    // Assess
+    expect(actions).toEqual(
+      [
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+        'kms:Decrypt',
+        'kms:DescribeKey',
+        'kms:Encrypt',
+        'kms:GenerateDataKey',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'secretsmanager:GetSecretValue',
+      ].sort(),
+    );
+  });
+
+  it('every function that builds the provider sends the stack’s own receipts URL as callback base', () => {
+    for (const description of [
+      'calls the SMS provider once',
+      'reconciles unknown outcomes',
+      'HTTP API',
+      RECEIPTS,
+    ]) {
+      expectReceiptsUrl(envOf(template, description).PROVIDER_STATUS_CALLBACK_BASE, apiId);
+    }
+    expect(envOf(template, RECEIPTS)).toMatchObject({
+      POWERTOOLS_METRICS_NAMESPACE: 'ResetNotifier/TestStack',
+      PROVIDER_AUTH_TOKEN_SECRET_ARN: secretArn,
+    });
+  });
+});
+
+describe('without a Twilio provider (sns, the default)', () => {
+  it('has no receipts route, no receipts function and no callback base', () => {
+    // Act
+    const { template } = synthTemplate();
+
+    // Assess
+    template.resourcePropertiesCountIs('AWS::ApiGatewayV2::Route', { RouteKey: ROUTE_KEY }, 0);
+    expect(Object.keys(template.findResources('AWS::Lambda::Function'))).toHaveLength(4);
+    expect(envOf(template, 'calls the SMS provider once').PROVIDER_STATUS_CALLBACK_BASE).toBeUndefined();
+  });
+});
+
+describe('cdk-nag with a Twilio provider', () => {
+  it('synthesizes with no unacknowledged finding (the public receipts route is acknowledged with its reason)', () => {
+    // Prepare: the deployable app, configured for Twilio through context, with stub handlers.
+    const app = testApp({
+      validation: true,
+      context: {
+        [CONTEXT_KEYS.provider]: 'twilio',
+        [CONTEXT_KEYS.twilioAccountSid]: 'AC123',
+        [CONTEXT_KEYS.twilioFrom]: '+15005550006',
+        [CONTEXT_KEYS.twilioAuthTokenSecretArn]: secretArn,
+      },
+    });
+    defineApp(app, { code: stubCode() });
+
+    // Act: an unacknowledged finding makes synthesis throw.
+    const assembly = app.synth();
+
+    // Assess
+    const report = JSON.parse(readFileSync(join(assembly.directory, 'validation-report.json'), 'utf8')) as {
+      pluginReports: ReadonlyArray<{ violations?: readonly unknown[] }>;
+    };
+    expect(report.pluginReports.flatMap((p) => p.violations ?? [])).toEqual([]);
+    const template = assembly.getStackByName('ResetNotifier').template as {
+      Resources: Record<string, { Type: string; Properties: Props }>;
+    };
+    const routeKeys = Object.values(template.Resources)
+      .filter((r) => r.Type === 'AWS::ApiGatewayV2::Route')
+      .map((r) => r.Properties.RouteKey);
+    expect(routeKeys).toContain(ROUTE_KEY);
+  }, 60_000);
+});
