@@ -8,8 +8,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Clock } from '../domain/clock.js';
 import type { DispatchPolicy } from '../domain/policy.js';
+import { parseStatusCallback, verifyTwilioSignature } from '../messages/twilio-status-callback.js';
 import type { NotificationStore } from '../ports/store.js';
-import { parseStatusCallback, verifyTwilioSignature } from '../providers/twilio/status-callback.js';
 import { ingestReceipt, type ReceiptResult } from '../usecases/ingest-receipt.js';
 
 /** The route, as API Gateway and the local runtime match it. */
