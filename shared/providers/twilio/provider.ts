@@ -85,6 +85,11 @@ export interface TwilioProviderOptions {
   readonly listLagAllowanceMs?: number;
   /** How long one canary confirmation stands; default {@link DEFAULT_CANARY_INTERVAL_MS}. */
   readonly canaryIntervalMs?: number;
+  /**
+   * How much older than an attempt's claim the canary message may be; default {@link CANARY_SKEW_MS}
+   * (clock skew only). Larger values trust older canaries: for tests of other conditions only.
+   */
+  readonly canarySkewMs?: number;
   /** The port's `name`; default `twilio`. */
   readonly name?: string;
   /** Budget of one whole lookup (all pages and the canary); default {@link DEFAULT_LOOKUP_TIMEOUT_MS}. */
@@ -156,6 +161,14 @@ export function bodyCarriesSecret(body: string, secret: string): boolean {
   return false;
 }
 
+/**
+ * A canary speaks only for messages created around its own creation: Twilio applies Message
+ * Redaction to messages as they are processed, so an old message read today says nothing about a
+ * redaction switched on since. For an attempt, the canary message must be created no earlier than
+ * the attempt's claim minus this allowance for clock skew between us and Twilio.
+ */
+export const CANARY_SKEW_MS = 60_000;
+
 /** The most recent sid of ours this process saw, with what a canary compares against. */
 interface CanarySubject {
   readonly sid: string;
@@ -167,7 +180,7 @@ interface CanarySubject {
 
 /** The canary's last verdict. */
 type CanaryVerdict =
-  | { readonly kind: 'ok'; readonly at: number; readonly sid: string }
+  | { readonly kind: 'ok'; readonly at: number; readonly sid: string; readonly createdAt: number }
   | { readonly kind: 'list_lag'; readonly at: number; readonly sid: string };
 
 /**
@@ -220,6 +233,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
   const skewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const listLagAllowanceMs = options.listLagAllowanceMs ?? DEFAULT_LIST_LAG_ALLOWANCE_MS;
   const canaryIntervalMs = options.canaryIntervalMs ?? DEFAULT_CANARY_INTERVAL_MS;
+  const canarySkewMs = options.canarySkewMs ?? CANARY_SKEW_MS;
   const pageSize = Math.min(
     1000,
     Math.max(1, Math.floor(options.lookupPageSize ?? DEFAULT_LOOKUP_PAGE_SIZE)),
@@ -346,13 +360,15 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
    * the most recent sid of ours (a masked `to` or blank body: redaction) and looks for it in a
    * listing of its number (missing although older than the list-lag allowance: lag). Null = confirmed.
    */
-  const canaryBlocks = async (signal: AbortSignal): Promise<string | null> => {
+  const canaryBlocks = async (signal: AbortSignal, attemptStartedAt: number): Promise<string | null> => {
     if (redactionObserved) return 'absence_disabled:redaction_observed';
     const now = clock.now();
+    const newEnough = (createdAt: number) => createdAt >= attemptStartedAt - canarySkewMs;
     if (canaryVerdict !== undefined && now - canaryVerdict.at < canaryIntervalMs) {
-      if (canaryVerdict.kind === 'ok') return null;
       // A lag verdict stands for one interval, then the canary is asked again.
-      return 'absence_disabled:list_lag_observed';
+      if (canaryVerdict.kind === 'list_lag') return 'absence_disabled:list_lag_observed';
+      // Confirmed by a message older than this attempt: ask again below, with the newest sid.
+      if (newEnough(canaryVerdict.createdAt)) return null;
     }
     const subject = canarySubject;
     if (subject === undefined) return 'absence_disabled:no_canary';
@@ -365,6 +381,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     if (status !== 200) return `canary_http_${status}`;
     const message = asRecord(json);
     if (message === null || message.sid !== subject.sid) return 'canary_unreadable';
+    const createdAt =
+      typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
     const to = message.to;
     const masked = typeof to !== 'string' || /X/i.test(to) || (subject.to !== undefined && to !== subject.to);
     const blank = typeof message.body !== 'string' || message.body === '';
@@ -401,7 +419,13 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       // Seen: the next sid we see becomes the next probe.
       lagSubject = undefined;
     }
-    canaryVerdict = { kind: 'ok', at: now, sid: subject.sid };
+    if (Number.isNaN(createdAt)) return 'canary_unreadable';
+    if (!newEnough(createdAt)) {
+      // Unredacted, but created before this attempt: it cannot speak for the attempt's message.
+      // Absence waits for a message of ours created since (the next send or lookup brings one).
+      return 'absence_pending:canary_older_than_attempt';
+    }
+    canaryVerdict = { kind: 'ok', at: now, sid: subject.sid, createdAt };
     return null;
   };
 
@@ -472,7 +496,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       if (seen.blankBodies > 0) return 'content:blank_body';
       if (redaction !== 'off') return 'absence_disabled:redaction_on';
       if (clock.now() < ref.callDeadline + listLagAllowanceMs) return 'absence_pending:list_lag_allowance';
-      return canaryBlocks(signal);
+      return canaryBlocks(signal, ref.attemptStartedAt);
     };
     const found = seen.best;
     if (found !== undefined) {

@@ -177,6 +177,30 @@ describe('Twilio adapter: the absence proof', () => {
     expect(outcome).toEqual({ kind: 'inconclusive', detail: 'absence_disabled:canary_gone' });
   });
 
+  it('a canary created before the attempt cannot speak for it, even when a verdict is cached', async () => {
+    // Prepare: an unredacted canary message created now; redaction could be switched on after it
+    // (Twilio redacts messages as they are processed, so an old message would still read clean).
+    const clock = aClock();
+    const provider = aProvider(harness, clock, { canaryIntervalMs: 3_600_000 });
+    await primeCanary(provider, clock);
+    const before = clock.now();
+
+    // Act
+    const forOlderAttempt = await provider.lookup(
+      anAfterDeadlineRef(aSendCommand(clock), clock, { attemptStartedAt: before - 10_000 }),
+    );
+    const forNewerAttempt = await provider.lookup(
+      anAfterDeadlineRef(aSendCommand(clock), clock, { attemptStartedAt: before + 120_000 }),
+    );
+
+    // Assess: the first confirms (and caches) the canary; the cache does not carry over to the newer attempt.
+    expect(forOlderAttempt).toEqual({ kind: 'absent' });
+    expect(forNewerAttempt).toEqual({
+      kind: 'inconclusive',
+      detail: 'absence_pending:canary_older_than_attempt',
+    });
+  });
+
   it('asks the canary at most once per interval', async () => {
     // Prepare
     const clock = aClock();
