@@ -360,15 +360,21 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
    * the most recent sid of ours (a masked `to` or blank body: redaction) and looks for it in a
    * listing of its number (missing although older than the list-lag allowance: lag). Null = confirmed.
    */
-  const canaryBlocks = async (signal: AbortSignal, attemptStartedAt: number): Promise<string | null> => {
+  const canaryBlocks = async (
+    signal: AbortSignal,
+    attempt: Pick<LookupRef, 'attemptStartedAt' | 'callDeadline'>,
+  ): Promise<string | null> => {
+    const { attemptStartedAt, callDeadline } = attempt;
     if (redactionObserved) return 'absence_disabled:redaction_observed';
     const now = clock.now();
     const newEnough = (createdAt: number) => createdAt >= attemptStartedAt - canarySkewMs;
     if (canaryVerdict !== undefined && now - canaryVerdict.at < canaryIntervalMs) {
       // A lag verdict stands for one interval, then the canary is asked again.
       if (canaryVerdict.kind === 'list_lag') return 'absence_disabled:list_lag_observed';
-      // Confirmed by a message older than this attempt: ask again below, with the newest sid.
-      if (newEnough(canaryVerdict.createdAt)) return null;
+      // A verdict counts for an attempt only if it was read after the attempt's call ended (a
+      // redaction switched on since an earlier read would be missed) and by a message not older
+      // than the attempt; otherwise ask again below, with the newest sid.
+      if (newEnough(canaryVerdict.createdAt) && canaryVerdict.at >= callDeadline) return null;
     }
     const subject = canarySubject;
     if (subject === undefined) return 'absence_disabled:no_canary';
@@ -496,7 +502,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       if (seen.blankBodies > 0) return 'content:blank_body';
       if (redaction !== 'off') return 'absence_disabled:redaction_on';
       if (clock.now() < ref.callDeadline + listLagAllowanceMs) return 'absence_pending:list_lag_allowance';
-      return canaryBlocks(signal, ref.attemptStartedAt);
+      return canaryBlocks(signal, ref);
     };
     const found = seen.best;
     if (found !== undefined) {

@@ -201,6 +201,29 @@ describe('Twilio adapter: the absence proof', () => {
     });
   });
 
+  it('a cached canary verdict read before the attempt’s call deadline is read again', async () => {
+    // Prepare
+    const clock = aClock();
+    const recording = aRecordingFetch();
+    const provider = aProvider(harness, clock, { fetch: recording.fetch, canaryIntervalMs: 3_600_000 });
+    const canary = await primeCanary(provider, clock);
+    const canaryFetches = () => recording.calls.filter((c) => c.url.includes(`${canary}.json`)).length;
+    const start = clock.now() - 1_000;
+    await provider.lookup(anAfterDeadlineRef(aSendCommand(clock), clock, { attemptStartedAt: start }));
+
+    // Act: a second attempt whose call ended after that read
+    clock.advance(5_000);
+    await provider.lookup(
+      anAfterDeadlineRef(aSendCommand(clock), clock, {
+        attemptStartedAt: start,
+        callDeadline: clock.now() - 1,
+      }),
+    );
+
+    // Assess
+    expect(canaryFetches()).toBe(2);
+  });
+
   it('asks the canary at most once per interval', async () => {
     // Prepare
     const clock = aClock();
