@@ -127,7 +127,9 @@ export function pumpingEvents(seed: number, mix: ChaosMix = DEFAULT_MIX): Pumpin
       params: paramsFrom(rng),
       duplicates,
       kind: 'normal',
-      lifeMs: rng.int(5, 30) * 60_000,
+      // 1-3 minutes, as the normal events: an unknown that no evidence settles must end (at expiry)
+      // within the run's settle time.
+      lifeMs: Math.min(rng.int(60, 180) * 1_000, mix.maxNormalLifeMs ?? Number.POSITIVE_INFINITY),
       extraSqsDelaysMs: [],
     };
   };
