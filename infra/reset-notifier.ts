@@ -1,7 +1,8 @@
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { Api } from './constructs/api.js';
 import { AwsSmsResources } from './constructs/aws-sms.js';
+import { acknowledge } from './constructs/nag.js';
 import { Observability } from './constructs/observability.js';
 import { Pipeline } from './constructs/pipeline.js';
 import { Storage } from './constructs/storage.js';
@@ -57,6 +58,21 @@ export class ResetNotifier extends Construct {
       for (const fn of [this.pipeline.sender, this.pipeline.reconciler]) {
         fn.addEnvironment('PROVIDER_STATUS_CALLBACK_BASE', this.api.receiptsUrl);
       }
+    }
+    if (this.settings.provider.kind === 'eum') {
+      // User confirmations are forwarded to End User Messaging's feedback API (PutMessageFeedback).
+      this.api.handler.addToRolePolicy(
+        new PolicyStatement({
+          sid: 'ForwardConfirmations',
+          actions: ['sms-voice:PutMessageFeedback'],
+          resources: ['*'],
+        }),
+      );
+      acknowledge(
+        this.api.handler,
+        'AwsSolutions-IAM5',
+        'PutMessageFeedback names a message id, not a resource ARN this stack can know; the action only records that a user received a message.',
+      );
     }
     this.observability = new Observability(this, 'Observability', {
       settings: this.settings,

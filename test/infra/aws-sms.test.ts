@@ -83,6 +83,16 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
     expect(actions.filter((a) => a.startsWith('sns:') || a.startsWith('sms-voice:'))).toEqual([]);
   });
 
+  it('lets the api forward user confirmations (PutMessageFeedback) and nothing else of sms-voice', () => {
+    const api = functionByDescription(template, 'HTTP API');
+    const actions = statementsOfFunction(template, api.logicalId).flatMap(actionsOf);
+    expect(actions.filter((a) => a.startsWith('sms-voice:'))).toEqual(['sms-voice:PutMessageFeedback']);
+    const sender = functionByDescription(template, 'calls the SMS provider once');
+    expect(statementsOfFunction(template, sender.logicalId).flatMap(actionsOf)).not.toContain(
+      'sms-voice:PutMessageFeedback',
+    );
+  });
+
   it('grants the sender sms-voice:SendTextMessage on the configuration set, the origination identity and the protect configuration only', () => {
     const sender = functionByDescription(template, 'calls the SMS provider once');
     const statements = allowing(
