@@ -5,7 +5,7 @@
  */
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aRequestBody } from '../support/fixtures.js';
+import { aFreshCode, aRequestBody } from '../support/fixtures.js';
 import { type Pipeline, type SimMessage, startPipeline } from '../support/pipeline-harness.js';
 
 const KEYS = 100;
@@ -87,7 +87,9 @@ describe('load: 100 keys x 200 concurrent duplicate POSTs', () => {
     timeout: 240_000,
   }, async () => {
     // Prepare
-    const bodies = Array.from({ length: KEYS }, () => aRequestBody());
+    // A fresh code per key, as real resets have: a timed-out send is then found by its own code
+    // (content lookups match the secret), never by another key's message to the same number.
+    const bodies = Array.from({ length: KEYS }, () => aRequestBody({ params: { code: aFreshCode() } }));
     const statuses: number[][] = [];
     const started = Date.now();
 
