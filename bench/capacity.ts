@@ -90,6 +90,14 @@ function labelled(
       ),
     reschedule: (record, dueAt) => step('reschedule', () => store.reschedule(record, dueAt)),
     due: (now, limit, cursor) => step('due-index query', () => store.due(now, limit, cursor)),
+    dueShardCount: store.dueShardCount,
+    dueInShard: (shard, now, limit, cursor) =>
+      step('due-index shard query', () => store.dueInShard(shard, now, limit, cursor)),
+    oldestDue: (shard, now) => step('due-index oldest (Limit 1)', () => store.oldestDue(shard, now)),
+    readReconcileCursor: () => step('cursor read', () => store.readReconcileCursor()),
+    writeReconcileCursor: (version, shards) =>
+      step('cursor write', () => store.writeReconcileCursor(version, shards)),
+    markPoison: (key, at, schedule) => step('poison mark', () => store.markPoison(key, at, schedule)),
   };
 }
 
