@@ -7,13 +7,17 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
+import { createSqsDispatchQueue } from '../shared/adapters/sqs/dispatch-queue.js';
+import { lookupBoundedProvider } from '../shared/composition/reconcile.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { createApiHandler } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
+import { createReconcileWorkerHandler } from '../shared/handlers/reconcile-worker-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
+import type { Cipher } from '../shared/ports/cipher.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
@@ -48,6 +52,10 @@ export interface LocalStackOptions {
   readonly logger?: Logger;
   /** Lets a caller add middleware to the DynamoDB client the handlers use (chaos: injected throttling). */
   readonly wrapDynamoClient?: (client: DynamoDBClient) => void;
+  /** Lets a caller wrap the cipher the handlers use (chaos: KMS failures for a share of decryptions). */
+  readonly wrapCipher?: (cipher: Cipher) => Cipher;
+  /** Parallel reconcile-queue consumers (the worker function's `maxConcurrency`). */
+  readonly reconcileWorkerConcurrency?: number;
 }
 
 export interface LocalStack {
@@ -58,9 +66,14 @@ export interface LocalStack {
   readonly tableName: string;
   readonly queueUrl: string;
   readonly dlqUrl: string;
+  /** The reconcile queue the scheduled pass fans due keys out to. */
+  readonly reconcileQueueUrl: string;
   readonly config: ServiceConfig;
   readonly runtime: ServiceRuntime;
-  /** Runs one reconciler pass now (what the timer does). */
+  /**
+   * Runs one reconciler pass now and handles its keys in this call (the timer's pass only enqueues
+   * them for the reconcile workers), so a caller sees the effect when it resolves.
+   */
   reconcileNow(): Promise<ReconcileSummary>;
   stop(): Promise<void>;
 }
@@ -132,11 +145,19 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       visibilityTimeoutSeconds: visibility,
       maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5),
     });
+    const reconcileQueues = await ensureQueues(
+      sqs,
+      options.queueName ? `${options.queueName}-reconcile` : `${tableName}-reconcile`,
+      { visibilityTimeoutSeconds: visibility, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) },
+    );
 
     const config = loadConfig({
       ...env,
       TABLE_NAME: tableName,
       DISPATCH_QUEUE_URL: queueUrl,
+      RECONCILE_QUEUE_URL: reconcileQueues.queueUrl,
+      // No receipts route on the local runtime yet: poll `sent` as before unless told otherwise.
+      RECEIPT_GRACE_SECONDS: env.RECEIPT_GRACE_SECONDS ?? '0',
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
       PROVIDER: 'simulator',
@@ -152,7 +173,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       credentials: localCredentials,
     });
     options.wrapDynamoClient?.(handlerDynamo);
-    const runtime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+    const baseRuntime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+    const runtime: ServiceRuntime = options.wrapCipher
+      ? { ...baseRuntime, cipher: options.wrapCipher(baseRuntime.cipher) }
+      : baseRuntime;
 
     const apiHandler = createApiHandler({
       ...runtime,
@@ -166,12 +190,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sender = createSenderHandler({
       ...runtime,
       policy: config.policy,
+      receiptGraceMs: config.receiptGraceMs,
       owner: `local-sender-${process.pid}`,
       ...(options.onStep ? { onStep: options.onStep } : {}),
       onError: (key, error) =>
         logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
     });
-    const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
+    const onItemError = (report: object) => logger.warn('reconcile item failed', { ...report });
+    const reconcileDeps = {
+      ...runtime,
+      provider: lookupBoundedProvider(config, runtime.provider, runtime.clock),
+      policy: config.policy,
+      maxItems: config.reconcileMaxItemsPerPass,
+      receiptGraceMs: config.receiptGraceMs,
+      onItemError,
+    };
+    const reconcileQueue = createSqsDispatchQueue(sqs, reconcileQueues.queueUrl);
+    // The timer's pass only scans and enqueues; reconcileNow handles the keys itself.
+    const reconciler = createReconcilerHandler({ ...reconcileDeps, reconcileQueue });
+    const inlineReconciler = createReconcilerHandler(reconcileDeps);
+    const reconcileWorker = createReconcileWorkerHandler(reconcileDeps);
 
     const api = await startHttpServer({
       handler: (event, context) => apiHandler(event, context),
@@ -213,7 +251,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(sqsPoller.stop);
 
-    const reconcileNow = () => reconciler();
+    const reconcileQueueArn =
+      (
+        await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: reconcileQueues.queueUrl, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes?.QueueArn ?? '';
+    const reconcilePoller = startSqsPoller({
+      client: sqs,
+      queueUrl: reconcileQueues.queueUrl,
+      queueArn: reconcileQueueArn,
+      handler: (event) => reconcileWorker(event),
+      concurrency: options.reconcileWorkerConcurrency ?? Number(env.RECONCILE_WORKER_CONCURRENCY ?? 2),
+      onError,
+    });
+    stops.push(reconcilePoller.stop);
+
+    const reconcileNow = () => inlineReconciler();
     const intervalMs = options.reconcileIntervalMs ?? Number(env.RECONCILE_INTERVAL_SECONDS ?? 5) * 1000;
     const timer = startTimer(intervalMs, () => reconciler(), onError);
     stops.push(timer.stop);
@@ -226,6 +280,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       queueUrl,
       dlqUrl,
+      reconcileQueueUrl: reconcileQueues.queueUrl,
       config,
       runtime,
       reconcileNow,

@@ -16,7 +16,10 @@ import { clientConfig } from './clients.js';
 /** The reconcile queue (same message shape as the dispatch queue: key + version), if configured. */
 export function reconcileQueueFor(config: ServiceConfig): DispatchQueue | undefined {
   if (!config.reconcileQueueUrl) return undefined;
-  return createSqsDispatchQueue(new SQSClient(clientConfig(config, config.sqsEndpoint)), config.reconcileQueueUrl);
+  return createSqsDispatchQueue(
+    new SQSClient(clientConfig(config, config.sqsEndpoint)),
+    config.reconcileQueueUrl,
+  );
 }
 
 /**

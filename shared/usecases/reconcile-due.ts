@@ -270,7 +270,8 @@ async function poison(
         ? { dueAt: now + POISON_POLICY.parkMs, parked: true }
         : {
             dueAt:
-              now + Math.min(POISON_POLICY.retryMaxMs, POISON_POLICY.retryBaseMs * 2 ** Math.max(0, count - 1)),
+              now +
+              Math.min(POISON_POLICY.retryMaxMs, POISON_POLICY.retryBaseMs * 2 ** Math.max(0, count - 1)),
             parked: false,
           },
     );
@@ -347,7 +348,8 @@ export function withReceiptGrace(
   deps: Pick<ReconcileItemDeps, 'provider' | 'receiptGraceMs' | 'policy'>,
   intent: TransitionIntent,
 ): TransitionIntent {
-  if (intent.to !== NotificationState.sent || intent.set?.dueAt === undefined || intent.set.closed) return intent;
+  if (intent.to !== NotificationState.sent || intent.set?.dueAt === undefined || intent.set.closed)
+    return intent;
   if (!deps.provider.capabilities.receipts || !deps.receiptGraceMs) return intent;
   const dueAt = intent.at + Math.max(deps.receiptGraceMs, deps.policy.statusPollMs);
   return { ...intent, set: { ...intent.set, dueAt } };
@@ -384,7 +386,11 @@ async function lookupAttempt(
     payload = await openPayload(deps.cipher, record.idempotencyKey, sealedPayload);
   } catch (error) {
     // A disabled or changed key must not keep the command alive: this is just an inconclusive read.
-    deps.onItemError?.({ idempotencyKey: record.idempotencyKey, cause: describeError(error), action: 'retry' });
+    deps.onItemError?.({
+      idempotencyKey: record.idempotencyKey,
+      cause: describeError(error),
+      action: 'retry',
+    });
     return { kind: 'inconclusive', detail: `payload_unreadable:${(error as Error).name}` };
   }
   // Windows start at the attempt's claim; records claimed before these fields existed fall back to
@@ -405,7 +411,6 @@ async function lookupAttempt(
     return { kind: 'inconclusive', detail: `adapter_threw:${(error as Error).name}` };
   }
 }
-
 
 async function runBounded<T>(
   items: readonly T[],

@@ -6,8 +6,9 @@
  * reconciler's cursor is guarded by version; a poison item (one the DynamoDB adapter could not
  * parse) can be planted with {@link MemoryNotificationStore.plantCorrupt}. For model-based tests.
  */
-import { dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
+
 import { CorruptItemError } from '../../shared/adapters/dynamodb/errors.js';
+import { dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import {
   type AppliedTransition,

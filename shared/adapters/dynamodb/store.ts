@@ -266,7 +266,9 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async dueInShard(shard: number, now: EpochMs, limit: number, cursor?: string): Promise<DueShardPage> {
     const { dueIndex } = TableSchema;
-    const start = cursor ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item) : undefined;
+    const start = cursor
+      ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item)
+      : undefined;
     const out = await this.doc.send(
       new QueryCommand({
         TableName: this.table,
@@ -293,16 +295,25 @@ export class DynamoNotificationStore implements NotificationStore {
   async readReconcileCursor(): Promise<ReconcileCursor> {
     const { pk, sk } = TableSchema.reconcileCursorKey;
     const out = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: { [PK]: pk, [SK]: sk }, ConsistentRead: true, ...this.capacityMode }),
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: pk, [SK]: sk },
+        ConsistentRead: true,
+        ...this.capacityMode,
+      }),
     );
     this.report('get', out.ConsumedCapacity);
     const item = out.Item;
     if (!item || typeof item.version !== 'number') return { version: 0, shards: {} };
-    const shards = typeof item.shards === 'object' && item.shards !== null ? (item.shards as Record<string, string>) : {};
+    const shards =
+      typeof item.shards === 'object' && item.shards !== null ? (item.shards as Record<string, string>) : {};
     return { version: item.version, shards };
   }
 
-  async writeReconcileCursor(previousVersion: number, shards: Readonly<Record<string, string>>): Promise<boolean> {
+  async writeReconcileCursor(
+    previousVersion: number,
+    shards: Readonly<Record<string, string>>,
+  ): Promise<boolean> {
     const { pk, sk } = TableSchema.reconcileCursorKey;
     const guard =
       previousVersion === 0
