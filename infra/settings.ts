@@ -144,6 +144,7 @@ export const FUNCTION_ENTRIES = {
   forwarder: 'forwarder.ts',
   sender: 'sender.ts',
   reconciler: 'reconciler.ts',
+  reconcileWorker: 'reconcile-worker.ts',
 } as const;
 
 export const DEFAULT_FINGERPRINT_KEY_PARAMETER = '/reset-notifier/fingerprint-key';

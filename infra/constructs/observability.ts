@@ -31,7 +31,8 @@ export interface ObservabilityProps {
  * fields logged with it). These lines are the contract with the handlers:
  * - sender: `message: "dispatch"` with `kind` (`sent`, ...) and `outcome` (the SendOutcome kind);
  *   `message: "dispatch failed"` when a record's dispatch threw;
- * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs` and `errors`.
+ * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs`, `oldestDueLagMs` and `errors`;
+ * - reconcile worker: `message: "reconcile batch"` with `errors`, `poisoned` and `parked`.
  */
 export const LOG_METRICS = {
   providerSends: 'ProviderSends',
@@ -39,6 +40,10 @@ export const LOG_METRICS = {
   senderRecordFailures: 'SenderRecordFailures',
   oldestDispatchUnknownAge: 'OldestDispatchUnknownAgeMs',
   reconcileItemErrors: 'ReconcileItemErrors',
+  oldestDueLag: 'OldestDueLagMs',
+  reconcileWorkerItemErrors: 'ReconcileWorkerItemErrors',
+  reconcilePoisoned: 'ReconcilePoisonItems',
+  reconcileParked: 'ReconcileParkedItems',
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -111,6 +116,18 @@ export class Observability extends Construct {
       '$.errors',
       Unit.COUNT,
     );
+    const workerLogs = pipeline.reconcileWorker.serviceLogGroup;
+    const batch = FilterPattern.all(is('message', 'reconcile batch'));
+    logMetric(
+      reconcilerLogs,
+      LOG_METRICS.oldestDueLag,
+      FilterPattern.all(is('message', 'reconciled')),
+      '$.oldestDueLagMs',
+      Unit.MILLISECONDS,
+    );
+    logMetric(workerLogs, LOG_METRICS.reconcileWorkerItemErrors, batch, '$.errors', Unit.COUNT);
+    logMetric(workerLogs, LOG_METRICS.reconcilePoisoned, batch, '$.poisoned', Unit.COUNT);
+    logMetric(workerLogs, LOG_METRICS.reconcileParked, batch, '$.parked', Unit.COUNT);
     const serviceMetric = (metricName: string, statistic: 'Sum' | 'Maximum') =>
       new Metric({ namespace, metricName, statistic, period: FIVE_MINUTES });
 
@@ -133,14 +150,23 @@ export class Observability extends Construct {
       period: FIVE_MINUTES,
     });
     const reconcilerFailures = new MathExpression({
-      label: 'Reconciler failures (invocations + items)',
-      expression: 'FILL(invocationErrors, 0) + FILL(itemErrors, 0)',
+      label: 'Reconciler failures (invocations + items, pass and workers)',
+      expression:
+        'FILL(invocationErrors, 0) + FILL(itemErrors, 0) + FILL(workerInvocationErrors, 0) + FILL(workerItemErrors, 0)',
       usingMetrics: {
         invocationErrors: pipeline.reconciler.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
         itemErrors: serviceMetric(LOG_METRICS.reconcileItemErrors, 'Sum'),
+        workerInvocationErrors: pipeline.reconcileWorker.metricErrors({
+          period: FIVE_MINUTES,
+          statistic: 'Sum',
+        }),
+        workerItemErrors: serviceMetric(LOG_METRICS.reconcileWorkerItemErrors, 'Sum'),
       },
       period: FIVE_MINUTES,
     });
+    const oldestDueLag = serviceMetric(LOG_METRICS.oldestDueLag, 'Maximum');
+    const parked = serviceMetric(LOG_METRICS.reconcileParked, 'Sum');
+    const poisoned = serviceMetric(LOG_METRICS.reconcilePoisoned, 'Sum');
     const iteratorAge = pipeline.forwarder.metric('IteratorAge', {
       statistic: 'Maximum',
       period: FIVE_MINUTES,
@@ -219,6 +245,28 @@ export class Observability extends Construct {
         1,
         { comparison: ComparisonOperator.LESS_THAN_THRESHOLD, missing: TreatMissingData.BREACHING },
       ),
+      reconcilePoisonParked: alarm(
+        'ReconcilePoisonParked',
+        'an item the reconciler cannot read or handle was parked after its retries (see "reconcile item failed" logs for key and cause)',
+        parked,
+        0,
+      ),
+      reconcileDeadLetters: alarm(
+        'ReconcileDeadLetters',
+        'reconcile messages were moved to the reconcile DLQ (repeated transient faults; the next sweep enqueues the keys again)',
+        pipeline.reconcileDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        0,
+      ),
+      reconcileLag: alarm(
+        'ReconcileLag',
+        'due items wait longer than the unknown-age alarm for the reconciler (a backlog larger than the workers drain)',
+        oldestDueLag,
+        settings.dispatchUnknownAgeAlarm.toMilliseconds(),
+        { periods: 2 },
+      ),
       providerUnknownRate: alarm(
         'ProviderUnknownRate',
         `more than ${settings.unknownOutcomeRateAlarmPercent}% of provider calls end with an unknown outcome`,
@@ -232,6 +280,7 @@ export class Observability extends Construct {
       forwarder: pipeline.forwarder,
       sender: pipeline.sender,
       reconciler: pipeline.reconciler,
+      reconcileWorker: pipeline.reconcileWorker,
       api: api.handler,
     };
     const width = 8;
@@ -293,6 +342,19 @@ export class Observability extends Construct {
         right: [oldestUnknownAge],
         width,
       }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Reconcile queue',
+        left: [
+          pipeline.reconcileQueue.metricApproximateNumberOfMessagesVisible(),
+          pipeline.reconcileQueue.metricApproximateNumberOfMessagesNotVisible(),
+        ],
+        right: [pipeline.reconcileQueue.metricApproximateAgeOfOldestMessage()],
+        width,
+      }),
+      new GraphWidget({ title: 'Oldest due lag (ms)', left: [oldestDueLag], width }),
+      new GraphWidget({ title: 'Poison items (marked / parked)', left: [poisoned, parked], width }),
     );
     this.dashboard.addWidgets(
       new GraphWidget({

@@ -26,7 +26,7 @@ export function stubCode(): Required<FunctionCodeSettings> {
   const projectRoot = mkdtempSync(join(tmpdir(), 'reset-notifier-stubs-'));
   const entryDirectory = join(projectRoot, 'functions');
   mkdirSync(entryDirectory);
-  for (const name of ['api', 'forwarder', 'sender', 'reconciler']) {
+  for (const name of ['api', 'forwarder', 'sender', 'reconciler', 'reconcile-worker']) {
     writeFileSync(join(entryDirectory, `${name}.ts`), 'export const handler = async () => undefined;\n');
   }
   const depsLockFilePath = join(projectRoot, 'package-lock.json');
