@@ -39,6 +39,10 @@ export interface ChaosMix {
   readonly quietPhaseWeight: number;
   /** Per phase: an extra reconciler pass concurrent with the scheduled one. */
   readonly extraReconcilerProbability: number;
+  /** Per decryption (sender and reconciler): the cipher fails, as a disabled or changed KMS key would. */
+  readonly decryptFailureProbability: number;
+  /** Items planted in the due index that this release cannot parse (a newer release's reason code). */
+  readonly poisonItems: number;
 }
 
 /** The default mix: every fault at a rate that still lets 10,000 events settle in minutes. */
@@ -57,6 +61,8 @@ export const DEFAULT_MIX: ChaosMix = {
   faultPhaseMs: 2_000,
   quietPhaseWeight: 3,
   extraReconcilerProbability: 0.5,
+  decryptFailureProbability: 0.03,
+  poisonItems: 3,
 };
 
 /** What kind of expiry an event has. */
