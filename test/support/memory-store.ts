@@ -140,6 +140,8 @@ export class MemoryNotificationStore implements NotificationStore {
   async due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage> {
     await this.beforeOperation?.('due');
     const due = [...this.entries.values()]
+      // Like the DynamoDB adapter: the operator listing skips items it cannot read.
+      .filter((e) => e.corrupt === undefined)
       .map((e) => e.record)
       .filter((r) => r.dueAt !== undefined && r.dueAt <= now)
       .sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.idempotencyKey.localeCompare(b.idempotencyKey));

@@ -32,7 +32,7 @@ import type {
   TransitionWriteResult,
 } from '../../ports/store.js';
 import { allOf, keyIsFree, stateIs, versionIs } from './conditions.js';
-import { StoreWriteError } from './errors.js';
+import { CorruptItemError, StoreWriteError } from './errors.js';
 import {
   admissionEvidence,
   commandItem,
@@ -255,7 +255,15 @@ export class DynamoNotificationStore implements NotificationStore {
         }),
       );
       this.report('due', out.ConsumedCapacity);
-      for (const item of out.Items ?? []) items.push(recordFromItem(item));
+      for (const item of out.Items ?? []) {
+        try {
+          items.push(recordFromItem(item));
+        } catch (error) {
+          // An item this release cannot read is the reconciler's to isolate (it counts and logs it);
+          // an operator listing must not fail on it.
+          if (!(error instanceof CorruptItemError)) throw error;
+        }
+      }
       position = out.LastEvaluatedKey
         ? { shard: position.shard, lastKey: out.LastEvaluatedKey }
         : { shard: position.shard + 1 };
