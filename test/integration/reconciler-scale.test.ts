@@ -160,6 +160,9 @@ describe('reconciler passes over DynamoDB Local', () => {
     // And a second pass does not look at it again before its retry time.
     const again = await reconcileDue(deps);
     expect(again.poisoned).toBe(0);
+    // The operator listing skips it instead of failing.
+    const listing = await store.due(T0 + 10_000 + POISON_POLICY.retryBaseMs, 100);
+    expect(listing.items.map((r) => r.idempotencyKey)).not.toContain(poison.idempotencyKey);
   });
 
   it('keeps the cursor in one control item outside every index', async () => {
