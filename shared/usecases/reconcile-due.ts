@@ -184,6 +184,22 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     );
     summary.enqueueFailed = failed.length;
     summary.enqueued = unique.length - failed.length;
+    const failedKeys = new Set(failed);
+    for (const entry of unique.filter((e) => failedKeys.has(e.idempotencyKey))) {
+      deps.onItemError?.({
+        idempotencyKey: entry.idempotencyKey,
+        cause: {
+          name: 'EnqueueFailed',
+          code: 'reconcile_enqueue_failed',
+          message: 'the reconcile queue refused the key',
+        },
+        action: 'retry',
+      });
+      // Its shard is read again from where this pass started, so the key is not skipped for a sweep.
+      const previous = cursor.shards[entry.shard];
+      if (previous === undefined) delete positions[entry.shard];
+      else positions[entry.shard] = previous;
+    }
   } else {
     await runBounded(unique, deps.concurrency ?? 8, async (entry) => {
       tally(summary, await reconcileKeyInline(deps, entry.idempotencyKey));

@@ -75,6 +75,33 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(world.provider.lookups).toHaveLength(0);
   });
 
+  it('logs a key the reconcile queue refused and reads its shard again next pass', async () => {
+    // Prepare: the queue refuses every key of shard 2; 12 due entries there, a pass of 8 (2 per shard + rest).
+    const accepted: string[] = [];
+    const refusing = {
+      async enqueue(
+        batch: ReadonlyArray<{ readonly id: string; readonly message: { idempotencyKey: string } }>,
+      ) {
+        const failed = batch.filter((b) => b.id.startsWith('refused')).map((b) => b.id);
+        accepted.push(...batch.filter((b) => !failed.includes(b.id)).map((b) => b.id));
+        return { failed };
+      },
+    };
+    const world = aWorld({ maxItems: 8, reconcileQueue: refusing });
+    for (let i = 0; i < 12; i++)
+      await plant(world.store, world.cipher, unknownRecord(keyOnShard(2, 'refused'), { dueAt: T0 + i }));
+    // Act
+    const first = await reconcileDue(world.deps);
+    const second = await reconcileDue(world.deps);
+    // Assess: the same oldest entries are offered again, and every refusal was logged with its key.
+    expect(first.enqueueFailed).toBe(8);
+    expect(second.enqueueFailed).toBe(8);
+    expect(world.errors).toHaveLength(16);
+    expect(world.errors[0]).toMatchObject({ action: 'retry', cause: { code: 'reconcile_enqueue_failed' } });
+    expect(world.errors.slice(0, 8)).toEqual(world.errors.slice(8));
+    expect(accepted).toEqual([]);
+  });
+
   it('reports the oldest unknown of every shard, even when the cursor has moved past it', async () => {
     // Prepare: shard 3 holds an unknown that began 20 minutes ago, then 6 newer due entries; nothing
     // is handled between passes (fan-out to a queue nobody reads).
