@@ -150,7 +150,8 @@ interface DrainRun {
   readonly fairness: number;
 }
 
-async function drainOnce(endpoint: string, count: number, concurrency: number): Promise<DrainRun> {
+/** One drain of `count` fresh due items by `concurrency` workers (exported for smoke runs). */
+export async function drainOnce(endpoint: string, count: number, concurrency: number): Promise<DrainRun> {
   const admin = localDynamo(endpoint);
   const table = await freshServiceTable(admin, `bench-drain-c${concurrency}`);
   const keys = benchKeys();
@@ -199,7 +200,7 @@ async function drainOnce(endpoint: string, count: number, concurrency: number): 
           continue;
         }
         // Keep the queue fed before it runs dry (the schedule would tick meanwhile).
-        if (reconcile.messages.length < concurrency * 4) void scan();
+        if (reconcile.messages.length < concurrency * 4) scan().catch(() => undefined);
         const key = message.idempotencyKey;
         if (firstLook.has(key)) duplicates++;
         else firstLook.set(key, nowMs() - start);
@@ -207,7 +208,20 @@ async function drainOnce(endpoint: string, count: number, concurrency: number): 
         if (report.kind === 'transitioned' && report.to === 'delivered') done++;
       }
     };
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    const ticker = setInterval(
+      () =>
+        progress(
+          `drain: c${concurrency} ${done}/${count} done, queue ${reconcile.messages.length}, ${passes} passes, ${duplicates} duplicate looks`,
+        ),
+      15_000,
+    );
+    try {
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    } finally {
+      clearInterval(ticker);
+      // A pass still in flight must end before the table goes.
+      await (scanning as Promise<void> | undefined)?.catch(() => undefined);
+    }
     const ms = nowMs() - start;
     client.destroy();
     const shards = Array.from({ length: SHARDS }, (_, shard) => {

@@ -173,7 +173,9 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     }
   }
 
-  const unique = [...new Map(entries.map((e) => [e.idempotencyKey, e])).values()];
+  // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
+  // every shard from the start of the pass instead of one shard's block after another's.
+  const unique = interleaveByShard([...new Map(entries.map((e) => [e.idempotencyKey, e])).values()]);
   summary.examined = unique.length;
   if (deps.reconcileQueue) {
     const { failed } = await deps.reconcileQueue.enqueue(
@@ -208,6 +210,25 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   // A lost race means an overlapping pass moved the cursor: its position is as good as ours.
   await deps.store.writeReconcileCursor(cursor.version, positions);
   return summary;
+}
+
+/** Round-robin over the shards, keeping each shard's order (oldest due first). */
+function interleaveByShard(entries: readonly DueEntry[]): DueEntry[] {
+  const byShard = new Map<number, DueEntry[]>();
+  for (const entry of entries) {
+    const list = byShard.get(entry.shard) ?? [];
+    list.push(entry);
+    byShard.set(entry.shard, list);
+  }
+  const lists = [...byShard.entries()].sort((a, b) => a[0] - b[0]).map(([, list]) => list);
+  const out: DueEntry[] = [];
+  for (let i = 0; out.length < entries.length; i++) {
+    for (const list of lists) {
+      const entry = list[i];
+      if (entry) out.push(entry);
+    }
+  }
+  return out;
 }
 
 /** Adds one item's report to a pass summary. */
