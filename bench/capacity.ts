@@ -8,7 +8,12 @@
  * - happy, 2 pending polls: the same, but the first two status polls still see `sent`
  *   (real delivery receipts take seconds; every pending poll is a reschedule write);
  * - timeout: admit -> claim -> provider timeout (dispatch_unknown) -> reconciler finds the
- *   message (sent) -> status poll -> delivered.
+ *   message (sent) -> status poll -> delivered;
+ * - receipt (issue 12): admit -> claim -> provider accepted (sent, first poll only after the
+ *   receipt grace time) -> the provider's delivery receipt (strong read + one guarded transition)
+ *   -> delivered; no status poll at all.
+ * Reconciler steps are the reconcile worker's per-key work (`reconcileKey`); the scheduled pass's
+ * fixed cost (shard queries, shard heads, cursor) is shared by every key of a pass, reported apart.
  * The provider is a fake that answers at once; a manual clock moves time to each due point.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,9 +21,11 @@ import { type ConsumedCapacity, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
 import { ManualClock } from '../shared/domain/clock.js';
+import { applyReceipt } from '../shared/domain/dispatch.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
 import type { NotificationRequest } from '../shared/domain/notification.js';
+import { applyTransition } from '../shared/domain/notification.js';
 import { DEFAULT_POLICY } from '../shared/domain/policy.js';
 import type { LookupOutcome, SendOutcome, SmsProvider } from '../shared/domain/provider.js';
 import type { DispatchQueue } from '../shared/ports/queue.js';
@@ -26,7 +33,7 @@ import type { NotificationStore } from '../shared/ports/store.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { admitNotification } from '../shared/usecases/admit-notification.js';
 import { dispatchNotification } from '../shared/usecases/dispatch-notification.js';
-import { reconcileDue } from '../shared/usecases/reconcile-due.js';
+import { reconcileKey } from '../shared/usecases/reconcile-due.js';
 import { type CapacityEntry, CapacityRecorder, itemSize, totals } from './capacity-model.js';
 import { fmt } from './stats.js';
 import {
@@ -53,7 +60,9 @@ export const ASSUMED_PRICES = { writePerMillion: 0.625, readPerMillion: 0.125 } 
 /** The happy-path target of the issue, in write capacity units. */
 const HAPPY_WCU_TARGET = 12;
 
-type Lifecycle = 'happy' | 'happy, 2 pending polls' | 'timeout';
+type Lifecycle = 'happy' | 'happy, 2 pending polls' | 'timeout' | 'receipt';
+/** Receipt grace of the receipt lifecycle (the default of RECEIPT_GRACE_SECONDS). */
+const RECEIPT_GRACE_MS = 120_000;
 
 /** A fake provider: accepts (or times out) at once; lookups answer from a script. */
 function fakeProvider(send: SendOutcome, lookups: LookupOutcome[]): SmsProvider {
@@ -90,6 +99,14 @@ function labelled(
       ),
     reschedule: (record, dueAt) => step('reschedule', () => store.reschedule(record, dueAt)),
     due: (now, limit, cursor) => step('due-index query', () => store.due(now, limit, cursor)),
+    dueShardCount: store.dueShardCount,
+    dueInShard: (shard, now, limit, cursor) =>
+      step('due-index shard query', () => store.dueInShard(shard, now, limit, cursor)),
+    oldestDue: (shard, now) => step('due-index oldest (Limit 1)', () => store.oldestDue(shard, now)),
+    readReconcileCursor: () => step('cursor read', () => store.readReconcileCursor()),
+    writeReconcileCursor: (version, shards) =>
+      step('cursor write', () => store.writeReconcileCursor(version, shards)),
+    markPoison: (key, at, schedule) => step('poison mark', () => store.markPoison(key, at, schedule)),
   };
 }
 
@@ -156,26 +173,45 @@ async function runLifecycle(endpoint: string, lifecycle: Lifecycle): Promise<Lif
   const delivered: LookupOutcome = { kind: 'found', messageId, status: 'delivered' };
   const pending: LookupOutcome = { kind: 'found', messageId, status: 'sent' };
   const lookups: LookupOutcome[] =
-    lifecycle === 'happy'
-      ? [delivered]
-      : lifecycle === 'timeout'
-        ? [pending, delivered]
-        : [pending, pending, delivered];
+    lifecycle === 'receipt'
+      ? []
+      : lifecycle === 'happy'
+        ? [delivered]
+        : lifecycle === 'timeout'
+          ? [pending, delivered]
+          : [pending, pending, delivered];
   const provider = fakeProvider(send, [...lookups]);
 
   actor = 'sender';
   clock.advance(10);
+  const receiptGraceMs = lifecycle === 'receipt' ? RECEIPT_GRACE_MS : 0;
   await dispatchNotification(
-    { store, cipher, provider, clock, policy, owner: 'bench-sender' },
+    { store, cipher, provider, clock, policy, owner: 'bench-sender', receiptGraceMs },
     request.idempotencyKey,
   );
+
+  if (lifecycle === 'receipt') {
+    // What the receipts use case does with an authenticated delivery receipt: read, one guarded write.
+    actor = 'receipt';
+    clock.advance(2_000);
+    const stored = await store.get(request.idempotencyKey);
+    if (!stored) throw new Error('receipt: command missing');
+    const intent = applyReceipt(
+      stored.record,
+      { attempt: 1, messageId, status: 'delivered' },
+      clock.now(),
+      policy,
+    );
+    if ('kind' in intent) throw new Error(`receipt ignored: ${intent.why}`);
+    await store.transition(applyTransition(stored.record, intent));
+  }
 
   actor = 'reconciler';
   const passes = lookups.length;
   for (let pass = 0; pass < passes; pass++) {
     // Jump to the record's due time: a status poll (sent) or the first unknown-outcome check.
     clock.advance(Math.max(policy.statusPollMs, policy.backoffBaseMs) + 1);
-    await reconcileDue({ store, cipher, provider, queue: noQueue, clock, policy, concurrency: 1 });
+    await reconcileKey({ store, cipher, provider, queue: noQueue, clock, policy }, request.idempotencyKey);
   }
 
   const final = await readRaw();
@@ -219,7 +255,7 @@ function steps(run: LifecycleRun) {
 /** Runs section 2. */
 export async function runCapacity(options: CapacityOptions): Promise<SectionResult> {
   const runs: LifecycleRun[] = [];
-  for (const lifecycle of ['happy', 'happy, 2 pending polls', 'timeout'] as const) {
+  for (const lifecycle of ['happy', 'happy, 2 pending polls', 'timeout', 'receipt'] as const) {
     progress(`capacity: ${lifecycle} lifecycle`);
     const run = await runLifecycle(options.endpoint, lifecycle);
     if (run.finalState !== 'delivered') throw new Error(`${lifecycle} lifecycle ended ${run.finalState}`);
@@ -262,6 +298,7 @@ export async function runCapacity(options: CapacityOptions): Promise<SectionResu
     fmt(s.dollarsPerMillion, 2),
   ]);
   const happy = summary.find((s) => s.lifecycle === 'happy');
+  const receipt = summary.find((s) => s.lifecycle === 'receipt');
   const happyRun = runs.find((r) => r.lifecycle === 'happy');
   return {
     title: '2. DynamoDB capacity per notification',
@@ -289,19 +326,40 @@ export async function runCapacity(options: CapacityOptions): Promise<SectionResu
     notes: [
       `Command item at admission: ${happyRun?.commandItemBytes ?? '?'} bytes (item size rules), projected in full (ProjectionType ALL) into both GSIs (by-event, due).`,
       'DynamoDB Local (3.x) does not bill like AWS: in a TransactWriteItems it doubles the index writes too (a claim reports table 4 + by-event 2 + due 4 = 10 units), and it reports 0 for a Query that returns nothing. The model applies the AWS rules: 2 WCU per KB for each transactional item on the base table only (index propagation is not transactional; measured against AWS in nubo-db/dynoxide#188), an index entry whose key changes costs a delete and a put, a Query that returns nothing costs the 0.5 RCU minimum.',
-      'Each reconciler pass queries all 4 due-index shards (at least 0.5 RCU each) whatever the number of due items; that fixed cost is shared by every item of the pass, so the per-notification read figure here (one item per pass) is an upper bound.',
+      "Reconciler steps are the reconcile worker's per-key work. The scheduled pass has a fixed cost shared by every key it enqueues: 4 shard queries and 4 shard-head queries (Limit 1; at least 0.5 RCU each), one strongly consistent cursor GetItem (1 RCU) and one cursor PutItem (1 WCU), whatever the number of due items.",
       `$ column: assumed on-demand prices of $${ASSUMED_PRICES.writePerMillion} per million write and $${ASSUMED_PRICES.readPerMillion} per million read request units (us-east-1); DynamoDB only, no Lambda, SQS or SMS.`,
     ],
-    targets: happy
-      ? [
-          {
-            name: 'happy-path write capacity (AWS model)',
-            target: `<= ${HAPPY_WCU_TARGET} WCU`,
-            measured: `${fmt(happy.modelWcu, 1)} WCU (DynamoDB Local reports ${fmt(happy.reportedW, 1)})`,
-            met: happy.modelWcu <= HAPPY_WCU_TARGET,
-          },
-        ]
-      : [],
+    targets: [
+      ...(happy
+        ? [
+            {
+              name: 'happy-path write capacity (AWS model)',
+              target: `<= ${HAPPY_WCU_TARGET} WCU`,
+              measured: `${fmt(happy.modelWcu, 1)} WCU (DynamoDB Local reports ${fmt(happy.reportedW, 1)})`,
+              met: happy.modelWcu <= HAPPY_WCU_TARGET,
+            },
+          ]
+        : []),
+      ...(receipt
+        ? [
+            {
+              name: 'delivered with a receipt, write capacity (AWS model)',
+              target: `<= ${HAPPY_WCU_TARGET} WCU`,
+              measured: `${fmt(receipt.modelWcu, 1)} WCU, ${fmt(receipt.modelRcu, 1)} RCU (DynamoDB Local reports ${fmt(receipt.reportedW, 1)} / ${fmt(receipt.reportedR, 1)})`,
+              met: receipt.modelWcu <= HAPPY_WCU_TARGET,
+            },
+          ]
+        : []),
+    ],
+    figures: Object.fromEntries(
+      summary.flatMap((s) => {
+        const name = s.lifecycle.replace(/[^a-z0-9]+/g, '_');
+        return [
+          [`capacity.${name}.wcu`, s.modelWcu],
+          [`capacity.${name}.rcu`, s.modelRcu],
+        ];
+      }),
+    ),
     data: { runs: runs.map((r) => ({ ...r, steps: steps(r) })), summary, prices: ASSUMED_PRICES },
   };
 }

@@ -63,6 +63,12 @@ export function plainPutStore(
     transition: unused,
     reschedule: unused,
     due: unused,
+    dueShardCount: 4,
+    dueInShard: unused,
+    oldestDue: unused,
+    readReconcileCursor: unused,
+    writeReconcileCursor: unused,
+    markPoison: unused,
   };
 }
 

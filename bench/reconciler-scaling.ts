@@ -217,6 +217,12 @@ function timedStore(store: NotificationStore, times: Record<string, number[]>): 
     transition: time('transition', store.transition.bind(store)),
     reschedule: time('reschedule', store.reschedule.bind(store)),
     due: time('due', store.due.bind(store)),
+    dueShardCount: store.dueShardCount,
+    dueInShard: time('due', store.dueInShard.bind(store)),
+    oldestDue: time('oldestDue', store.oldestDue.bind(store)),
+    readReconcileCursor: time('cursor', store.readReconcileCursor.bind(store)),
+    writeReconcileCursor: time('cursor', store.writeReconcileCursor.bind(store)),
+    markPoison: time('poison', store.markPoison.bind(store)),
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only admission,budgets,capacity,cold-start,reconciler,e2e] [-- --quick]`
+ * `npm run bench [-- --only admission,budgets,capacity,cold-start,reconciler,e2e,drain,brownout] [-- --quick]`
  *
  * Runs the benchmark sections (issue 6), prints one table per section and a target summary, and
  * writes the figures to `bench/results/<timestamp>.json` and `bench/results/latest.json` (plus a
@@ -13,9 +13,18 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { renderMarkdownTable, renderTable } from './stats.js';
-import { load1, machineInfo, progress, type SectionResult } from './support.js';
+import { figureLines, load1, machineInfo, progress, type SectionResult } from './support.js';
 
-const SECTIONS = ['admission', 'budgets', 'capacity', 'cold-start', 'reconciler', 'e2e'] as const;
+const SECTIONS = [
+  'admission',
+  'budgets',
+  'capacity',
+  'cold-start',
+  'reconciler',
+  'e2e',
+  'drain',
+  'brownout',
+] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 const resultsDir = join(dirname(fileURLToPath(import.meta.url)), 'results');
@@ -73,6 +82,10 @@ async function runSection(name: SectionName, endpoint: string, quick: boolean): 
       return (await import('./reconciler-scaling.js')).runReconcilerScaling({ endpoint, quick });
     case 'e2e':
       return (await import('./e2e.js')).runE2e({ endpoint, quick });
+    case 'drain':
+      return (await import('./drain.js')).runDrain({ endpoint, quick });
+    case 'brownout':
+      return (await import('./brownout.js')).runBrownout({ endpoint, quick });
   }
 }
 
@@ -107,6 +120,7 @@ async function main(): Promise<void> {
         const result = await runSection(name, ddb?.endpoint ?? '', options.quick);
         sections.push(result);
         process.stdout.write(`\n${renderSection(result, false)}\n`);
+        for (const line of figureLines(result)) process.stdout.write(`${line}\n`);
         progress(`section ${name}: done`);
       } catch (error) {
         // A broken section is reported, and the others still run and are written.
@@ -136,6 +150,7 @@ async function main(): Promise<void> {
     machine,
     loadPerSection: loads,
     options,
+    figures: Object.assign({}, ...sections.map((s) => s.figures ?? {})) as Record<string, number>,
     sections: sections.map((s) => ({ ...s })),
     failures,
   };

@@ -28,7 +28,14 @@ export interface SectionResult {
   }>;
   readonly notes: readonly string[];
   readonly targets: readonly TargetResult[];
+  /** Named figures, printed as `FIGURE <name>=<value>` and written to the results JSON. */
+  readonly figures?: Readonly<Record<string, number>>;
   readonly data: unknown;
+}
+
+/** The `FIGURE <name>=<value>` lines of a section (what scripts read off stdout). */
+export function figureLines(section: Pick<SectionResult, 'figures'>): string[] {
+  return Object.entries(section.figures ?? {}).map(([name, value]) => `FIGURE ${name}=${value}`);
 }
 
 /** A DynamoDB client for DynamoDB Local (any credentials). */

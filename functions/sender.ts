@@ -25,6 +25,7 @@ export const handler = createSenderHandler({
   clock: systemClock,
   policy: config.policy,
   owner: `sender-${randomUUID()}`,
+  receiptGraceMs: config.receiptGraceMs,
   onReport: (key, report) => logger.info('dispatch', { idempotency_key: key, ...report }),
   onError: (key, error) => logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
 });

@@ -259,6 +259,7 @@ export const FUNCTION_ENTRIES = {
   eumReceipts: 'eum-receipts.ts',
   /** Only deployed with a Twilio(-compatible) provider. */
   receipts: 'receipts.ts',
+  reconcileWorker: 'reconcile-worker.ts',
 } as const;
 
 /** The sender's Lambda timeout: the provider call, the lease writes and a margin. */

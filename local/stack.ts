@@ -6,16 +6,20 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
+import { createSqsDispatchQueue } from '../shared/adapters/sqs/dispatch-queue.js';
 import { keepProviderMessageIds } from '../shared/composition/outcome-write.js';
 import { twilioAuthTokenFor } from '../shared/composition/receipts.js';
+import { lookupBoundedProvider } from '../shared/composition/reconcile.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-handler.js';
 import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
 import { createTwilioReceiptsHandler, TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
+import { createReconcileWorkerHandler } from '../shared/handlers/reconcile-worker-handler.js';
 import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
 import { createSenderHandler } from '../shared/handlers/sender-handler.js';
+import type { Cipher } from '../shared/ports/cipher.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
@@ -54,6 +58,10 @@ export interface LocalStackOptions {
   readonly logger?: Logger;
   /** Lets a caller add middleware to the DynamoDB client the handlers use (chaos: injected throttling). */
   readonly wrapDynamoClient?: (client: DynamoDBClient) => void;
+  /** Lets a caller wrap the cipher the handlers use (chaos: KMS failures for a share of decryptions). */
+  readonly wrapCipher?: (cipher: Cipher) => Cipher;
+  /** Parallel reconcile-queue consumers (the worker function's `maxConcurrency`). */
+  readonly reconcileWorkerConcurrency?: number;
 }
 
 export interface LocalStack {
@@ -64,9 +72,14 @@ export interface LocalStack {
   readonly tableName: string;
   readonly queueUrl: string;
   readonly dlqUrl: string;
+  /** The reconcile queue the scheduled pass fans due keys out to. */
+  readonly reconcileQueueUrl: string;
   readonly config: ServiceConfig;
   readonly runtime: ServiceRuntime;
-  /** Runs one reconciler pass now (what the timer does). */
+  /**
+   * Runs one reconciler pass now and handles its keys in this call (the timer's pass only enqueues
+   * them for the reconcile workers), so a caller sees the effect when it resolves.
+   */
   reconcileNow(): Promise<ReconcileSummary>;
   stop(): Promise<void>;
 }
@@ -163,6 +176,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       visibilityTimeoutSeconds: visibility,
       maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5),
     });
+    const reconcileQueues = await ensureQueues(
+      sqs,
+      options.queueName ? `${options.queueName}-reconcile` : `${tableName}-reconcile`,
+      { visibilityTimeoutSeconds: visibility, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) },
+    );
 
     // The API listens before the configuration is built: the Twilio status-callback base is its own
     // receipts route, whose port is known only now. Requests wait for the handlers below (503 before).
@@ -183,6 +201,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       PROVIDER_STATUS_CALLBACK_BASE: env.PROVIDER_STATUS_CALLBACK_BASE || `${api.url}${TWILIO_RECEIPTS_PATH}`,
       TABLE_NAME: tableName,
       DISPATCH_QUEUE_URL: queueUrl,
+      RECONCILE_QUEUE_URL: reconcileQueues.queueUrl,
+      // No receipts route on the local runtime yet: poll `sent` as before unless told otherwise.
+      RECEIPT_GRACE_SECONDS: env.RECEIPT_GRACE_SECONDS ?? '0',
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
       // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
@@ -211,7 +232,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       credentials: localCredentials,
     });
     options.wrapDynamoClient?.(handlerDynamo);
-    const runtime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+    const baseRuntime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+    const runtime: ServiceRuntime = options.wrapCipher
+      ? { ...baseRuntime, cipher: options.wrapCipher(baseRuntime.cipher) }
+      : baseRuntime;
 
     const apiHandler = createApiHandler({
       ...runtime,
@@ -243,12 +267,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // As in AWS (functions/sender.ts): the id a provider returned is never lost.
       store: keepProviderMessageIds(runtime.store, { clock: runtime.clock, policy: config.policy }),
       policy: config.policy,
+      receiptGraceMs: config.receiptGraceMs,
       owner: `local-sender-${process.pid}`,
       ...(options.onStep ? { onStep: options.onStep } : {}),
       onError: (key, error) =>
         logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
     });
-    const reconciler = createReconcilerHandler({ ...runtime, policy: config.policy });
+    const onItemError = (report: object) => logger.warn('reconcile item failed', { ...report });
+    const reconcileDeps = {
+      ...runtime,
+      provider: lookupBoundedProvider(config, runtime.provider, runtime.clock),
+      policy: config.policy,
+      maxItems: config.reconcileMaxItemsPerPass,
+      receiptGraceMs: config.receiptGraceMs,
+      onItemError,
+    };
+    const reconcileQueue = createSqsDispatchQueue(sqs, reconcileQueues.queueUrl);
+    // The timer's pass only scans and enqueues; reconcileNow handles the keys itself.
+    const reconciler = createReconcilerHandler({ ...reconcileDeps, reconcileQueue });
+    const inlineReconciler = createReconcilerHandler(reconcileDeps);
+    const reconcileWorker = createReconcileWorkerHandler(reconcileDeps);
 
     // End User Messaging events (SNS-shaped) on a loopback-only path of the same server.
     eumRouteHandler =
@@ -299,7 +337,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(sqsPoller.stop);
 
-    const reconcileNow = () => reconciler();
+    const reconcileQueueArn =
+      (
+        await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: reconcileQueues.queueUrl, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes?.QueueArn ?? '';
+    const reconcilePoller = startSqsPoller({
+      client: sqs,
+      queueUrl: reconcileQueues.queueUrl,
+      queueArn: reconcileQueueArn,
+      handler: (event) => reconcileWorker(event),
+      concurrency: options.reconcileWorkerConcurrency ?? Number(env.RECONCILE_WORKER_CONCURRENCY ?? 2),
+      onError,
+    });
+    stops.push(reconcilePoller.stop);
+
+    const reconcileNow = () => inlineReconciler();
     const intervalMs = options.reconcileIntervalMs ?? Number(env.RECONCILE_INTERVAL_SECONDS ?? 5) * 1000;
     const timer = startTimer(intervalMs, () => reconciler(), onError);
     stops.push(timer.stop);
@@ -312,6 +366,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       queueUrl,
       dlqUrl,
+      reconcileQueueUrl: reconcileQueues.queueUrl,
       config,
       runtime,
       reconcileNow,

@@ -89,6 +89,14 @@ export interface ServiceConfig {
   readonly fingerprintKeySecretArn?: string;
   readonly evidenceRetentionDays: number;
   readonly maxExpiryHours: number;
+  /** The reconcile queue (scheduled pass -> reconcile workers); unset: the pass handles keys itself. */
+  readonly reconcileQueueUrl?: string;
+  /** Due entries one scheduled pass reads, shared between the shards. */
+  readonly reconcileMaxItemsPerPass: number;
+  /** Lookups per second per container (token bucket); 0 = unbounded. Default: SNS 4, others 0. */
+  readonly providerLookupRatePerSecond?: number;
+  /** With a provider that pushes receipts, `sent` is status-polled only after this grace time. */
+  readonly receiptGraceMs: number;
   readonly policy: DispatchPolicy;
 }
 
@@ -186,6 +194,12 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('fingerprintKeySecretArn', env.FINGERPRINT_KEY_SECRET_ARN),
     evidenceRetentionDays: num(env, 'EVIDENCE_RETENTION_DAYS', 400),
     maxExpiryHours: num(env, 'MAX_EXPIRY_HOURS', 24),
+    ...opt('reconcileQueueUrl', env.RECONCILE_QUEUE_URL),
+    reconcileMaxItemsPerPass: num(env, 'RECONCILE_MAX_ITEMS_PER_PASS', 1_000),
+    ...(env.PROVIDER_LOOKUP_RATE_PER_SECOND === undefined || env.PROVIDER_LOOKUP_RATE_PER_SECOND === ''
+      ? {}
+      : { providerLookupRatePerSecond: num(env, 'PROVIDER_LOOKUP_RATE_PER_SECOND', 0) }),
+    receiptGraceMs: seconds('RECEIPT_GRACE_SECONDS', 120_000),
     policy: {
       ...DEFAULT_POLICY,
       dispatchMarginMs: seconds('DISPATCH_MARGIN_SECONDS', DEFAULT_POLICY.dispatchMarginMs),

@@ -36,7 +36,8 @@ export interface ObservabilityProps {
  * fields logged with it). These lines are the contract with the handlers:
  * - sender: `message: "dispatch"` with `kind` (`sent`, ...) and `outcome` (the SendOutcome kind);
  *   `message: "dispatch failed"` when a record's dispatch threw;
- * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs` and `errors`;
+ * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs`, `oldestDueLagMs` and `errors`;
+ * - reconcile worker: `message: "reconcile batch"` with `errors`, `poisoned` and `parked`;
  * - api: `message: "admission refused"` with `code` and `reason` for every abuse-limit refusal.
  */
 export const LOG_METRICS = {
@@ -46,6 +47,10 @@ export const LOG_METRICS = {
   oldestDispatchUnknownAge: 'OldestDispatchUnknownAgeMs',
   reconcileItemErrors: 'ReconcileItemErrors',
   admissionRefusals: 'AdmissionRefusals',
+  oldestDueLag: 'OldestDueLagMs',
+  reconcileWorkerItemErrors: 'ReconcileWorkerItemErrors',
+  reconcilePoisoned: 'ReconcilePoisonItems',
+  reconcileParked: 'ReconcileParkedItems',
 } as const;
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -91,6 +96,7 @@ export class Observability extends Construct {
       ...this.functionAlarms(settings, pipeline, api, m),
       ...this.apiAlarms(api),
       ...this.providerAlarms(settings, m),
+      ...this.reconcilerAlarms(settings, pipeline, m),
     };
     this.dashboard = this.createDashboard(pipeline, api, m);
   }
@@ -174,6 +180,12 @@ export class Observability extends Construct {
       '1',
       Unit.COUNT,
     );
+    const workerLogs = pipeline.reconcileWorker.serviceLogGroup;
+    const batch = FilterPattern.all(is('message', 'reconcile batch'));
+    this.logMetric(reconciler, LOG_METRICS.oldestDueLag, reconciled, '$.oldestDueLagMs', Unit.MILLISECONDS);
+    this.logMetric(workerLogs, LOG_METRICS.reconcileWorkerItemErrors, batch, '$.errors', Unit.COUNT);
+    this.logMetric(workerLogs, LOG_METRICS.reconcilePoisoned, batch, '$.poisoned', Unit.COUNT);
+    this.logMetric(workerLogs, LOG_METRICS.reconcileParked, batch, '$.parked', Unit.COUNT);
   }
 
   private serviceMetric(metricName: string, statistic: 'Sum' | 'Maximum'): Metric {
@@ -207,11 +219,21 @@ export class Observability extends Construct {
         errorsOf(pipeline.sender),
         this.serviceMetric(LOG_METRICS.senderRecordFailures, 'Sum'),
       ),
-      reconcilerFailures: sumOf(
-        'Reconciler failures (invocations + items)',
-        errorsOf(pipeline.reconciler),
-        this.serviceMetric(LOG_METRICS.reconcileItemErrors, 'Sum'),
-      ),
+      reconcilerFailures: new MathExpression({
+        label: 'Reconciler failures (invocations + items, pass and workers)',
+        expression:
+          'FILL(invocationErrors, 0) + FILL(itemErrors, 0) + FILL(workerInvocationErrors, 0) + FILL(workerItemErrors, 0)',
+        usingMetrics: {
+          invocationErrors: errorsOf(pipeline.reconciler),
+          itemErrors: this.serviceMetric(LOG_METRICS.reconcileItemErrors, 'Sum'),
+          workerInvocationErrors: errorsOf(pipeline.reconcileWorker),
+          workerItemErrors: this.serviceMetric(LOG_METRICS.reconcileWorkerItemErrors, 'Sum'),
+        },
+        period: FIVE_MINUTES,
+      }),
+      oldestDueLag: this.serviceMetric(LOG_METRICS.oldestDueLag, 'Maximum'),
+      parked: this.serviceMetric(LOG_METRICS.reconcileParked, 'Sum'),
+      poisoned: this.serviceMetric(LOG_METRICS.reconcilePoisoned, 'Sum'),
       iteratorAge: pipeline.forwarder.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
     };
   }
@@ -280,6 +302,7 @@ export class Observability extends Construct {
       Forwarder: pipeline.forwarder,
       Sender: pipeline.sender,
       Reconciler: pipeline.reconciler,
+      ReconcileWorker: pipeline.reconcileWorker,
     };
     const stalledWindow = Duration.minutes(Math.max(5, 3 * settings.reconcileSchedule.toMinutes()));
     const alarms: Record<string, Alarm> = {
@@ -330,6 +353,38 @@ export class Observability extends Construct {
       );
     }
     return alarms;
+  }
+
+  /** Items the reconciler could not handle, its dead letters, and a backlog it does not drain. */
+  private reconcilerAlarms(
+    settings: ResolvedSettings,
+    pipeline: Pipeline,
+    m: ReturnType<Observability['serviceMetrics']>,
+  ): Record<string, Alarm> {
+    return {
+      reconcilePoisonParked: this.alarm(
+        'ReconcilePoisonParked',
+        'an item the reconciler cannot read or handle was parked after its retries (see "reconcile item failed" logs for key and cause)',
+        m.parked,
+        0,
+      ),
+      reconcileDeadLetters: this.alarm(
+        'ReconcileDeadLetters',
+        'reconcile messages were moved to the reconcile DLQ (repeated transient faults; the next sweep enqueues the keys again)',
+        pipeline.reconcileDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        0,
+      ),
+      reconcileLag: this.alarm(
+        'ReconcileLag',
+        'due items wait longer than the unknown-age alarm for the reconciler (a backlog larger than the workers drain)',
+        m.oldestDueLag,
+        settings.dispatchUnknownAgeAlarm.toMilliseconds(),
+        { periods: 2 },
+      ),
+    };
   }
 
   /** API 5xx and p99 latency (API Gateway's own metrics: what callers saw). */
@@ -403,6 +458,7 @@ export class Observability extends Construct {
       forwarder: pipeline.forwarder,
       sender: pipeline.sender,
       reconciler: pipeline.reconciler,
+      reconcileWorker: pipeline.reconcileWorker,
       api: api.handler,
     };
     const width = 8;
@@ -466,6 +522,19 @@ export class Observability extends Construct {
       }),
     );
     dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Reconcile queue',
+        left: [
+          pipeline.reconcileQueue.metricApproximateNumberOfMessagesVisible(),
+          pipeline.reconcileQueue.metricApproximateNumberOfMessagesNotVisible(),
+        ],
+        right: [pipeline.reconcileQueue.metricApproximateAgeOfOldestMessage()],
+        width,
+      }),
+      new GraphWidget({ title: 'Oldest due lag (ms)', left: [m.oldestDueLag], width }),
+      new GraphWidget({ title: 'Poison items (marked / parked)', left: [m.poisoned, m.parked], width }),
+    );
+    this.dashboard.addWidgets(
       new GraphWidget({
         title: 'Function errors',
         left: Object.values(fn).map((f) => f.metricErrors({ period: FIVE_MINUTES })),

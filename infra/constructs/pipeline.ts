@@ -36,6 +36,16 @@ export interface PipelineProps {
 export const DISPATCH_MAX_RECEIVE_COUNT = 5;
 /** Stream records older than this go to the forwarder's failure queue (the stream keeps 24 h). */
 export const FORWARDER_MAX_RECORD_AGE = Duration.hours(6);
+/**
+ * Reconcile workers at once (the SQS event source's `maxConcurrency`, 2-1000): throughput grows
+ * with it, and each container's lookup bucket gets an equal share of the provider's limit.
+ */
+export const RECONCILE_WORKER_MAX_CONCURRENCY = 4;
+/** Receives before a reconcile message moves to its dead-letter queue (only transient faults retry). */
+export const RECONCILE_MAX_RECEIVE_COUNT = 5;
+/** Account-wide lookups per second a provider allows: SNS lookups are FilterLogEvents (5/s). */
+const PROVIDER_LOOKUPS_PER_SECOND = { sns: 4, twilio: 20 } as const;
+const RECONCILE_WORKER_TIMEOUT = Duration.seconds(60);
 
 /**
  * The dispatch pipeline (DESIGN.md section 7): stream -> forwarder -> dispatch queue -> sender,
@@ -50,6 +60,11 @@ export class Pipeline extends Construct {
   readonly sender: ServiceFunction;
   readonly reconciler: ServiceFunction;
   readonly reconcileRule: Rule;
+  /** Due keys from the scheduled pass to the reconcile workers (key + version, never a payload). */
+  readonly reconcileQueue: Queue;
+  readonly reconcileDeadLetterQueue: Queue;
+  /** Reconcile queue -> one due key per message: lookups, transitions, expiry; never sends. */
+  readonly reconcileWorker: ServiceFunction;
   /** The complete function environment (base + queue URL), also used by the API function. */
   readonly environment: Readonly<Record<string, string>>;
 
@@ -95,6 +110,25 @@ export class Pipeline extends Construct {
       'AwsSolutions-SQS3',
       'This queue is itself the on-failure destination of the stream event source.',
     );
+
+    this.reconcileDeadLetterQueue = new Queue(this, 'ReconcileDeadLetterQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledge(
+      this.reconcileDeadLetterQueue,
+      'AwsSolutions-SQS3',
+      'This queue is the reconcile dead-letter queue.',
+    );
+    this.reconcileQueue = new Queue(this, 'ReconcileQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: visibilityTimeoutFor(RECONCILE_WORKER_TIMEOUT),
+      // A due key is due again on the next sweep anyway: old messages are worth little.
+      retentionPeriod: Duration.hours(1),
+      deadLetterQueue: { queue: this.reconcileDeadLetterQueue, maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT },
+    });
 
     this.environment = { ...props.baseEnvironment, DISPATCH_QUEUE_URL: this.dispatchQueue.queueUrl };
     const allowEnqueue = (fn: ServiceFunction) =>
@@ -171,15 +205,17 @@ export class Pipeline extends Construct {
       allowSecretRead(this, this.sender, provider.authTokenSecret);
     }
 
-    // Reconciler: due index -> provider lookups -> transitions; re-drives lost keys; never sends.
+    // Reconciler: due index -> reconcile queue (fan-out); with RECONCILE_QUEUE_URL unset it would
+    // handle keys itself, which is why it keeps the worker's grants. Never sends.
     this.reconciler = new ServiceFunction(this, 'Reconciler', {
       ...common,
       entry: entry('reconciler'),
       description: 'reset-notifier: reconciles unknown outcomes and expiries (never sends)',
       timeout: Duration.seconds(90),
-      environment: this.environment,
+      environment: { ...this.environment, RECONCILE_QUEUE_URL: this.reconcileQueue.queueUrl },
       // Opt-in only: overlapping passes are safe because every write is conditional on the
-      // item's state and version (a lost race is a returned `stale`, never a second send).
+      // item's state and version (a lost race is a returned `stale`, never a second send), and the
+      // pass only enqueues keys for the workers, which re-read each key strongly.
       ...(settings.reconcilerReservedConcurrency === undefined
         ? {}
         : { reservedConcurrentExecutions: settings.reconcilerReservedConcurrency }),
@@ -214,6 +250,55 @@ export class Pipeline extends Construct {
       }
     } else if (provider.kind === 'twilio') {
       allowSecretRead(this, this.reconciler, provider.authTokenSecret);
+    }
+    this.reconciler.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.reconcileQueue.queueArn] }),
+    );
+
+    // Reconcile worker: one due key per message, bounded concurrency, partial batch responses.
+    const lookupRate =
+      provider.kind === 'sns' ? PROVIDER_LOOKUPS_PER_SECOND.sns : PROVIDER_LOOKUPS_PER_SECOND.twilio;
+    this.reconcileWorker = new ServiceFunction(this, 'ReconcileWorker', {
+      ...common,
+      entry: entry('reconcileWorker'),
+      description:
+        'reset-notifier: reconcile worker, one due key per message (lookups and expiry; never sends)',
+      timeout: RECONCILE_WORKER_TIMEOUT,
+      environment: {
+        ...this.environment,
+        // Per container: the account-wide limit shared by the workers that can run at once.
+        PROVIDER_LOOKUP_RATE_PER_SECOND: String(lookupRate / RECONCILE_WORKER_MAX_CONCURRENCY),
+      },
+    });
+    this.reconcileWorker.addEventSource(
+      new SqsEventSource(this.reconcileQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: RECONCILE_WORKER_MAX_CONCURRENCY,
+      }),
+    );
+    allowTableItems(this.reconcileWorker, table, ['GetItem', 'UpdateItem', 'PutItem']);
+    allowTableKey(this.reconcileWorker, tableKey, 'write');
+    allowFieldKey(this.reconcileWorker, fieldKey, 'kms:Decrypt');
+    allowFingerprintKey(this.reconcileWorker);
+    allowEnqueue(this.reconcileWorker);
+    if (provider.kind === 'sns') {
+      const groups = snsDeliveryLogGroups(this, provider.deliveryLogGroupNames);
+      this.reconcileWorker.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['logs:FilterLogEvents'],
+          resources: logGroupArns(this, groups.names),
+        }),
+      );
+      for (const name of groups.nagNames) {
+        acknowledge(
+          this.reconcileWorker.serviceRole,
+          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:${name}:*]`,
+          'FilterLogEvents is authorized on the log streams of the group (`log-group:<name>:*`); the grant names one SNS delivery-status log group.',
+        );
+      }
+    } else if (provider.kind === 'twilio') {
+      allowSecretRead(this, this.reconcileWorker, provider.authTokenSecret);
     }
   }
 }

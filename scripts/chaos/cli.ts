@@ -127,6 +127,7 @@ export function formatSummary(
     `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
     `faults: sender crashes ${histogram(s.crashes)}`,
     `faults: DynamoDB throttling injected=${s.throttles.injectedSurfacing + s.throttles.injectedRetried} (outside SDK retries ${s.throttles.injectedSurfacing}, inside ${s.throttles.injectedRetried}), reached the application=${s.throttles.surfaced}; by operation ${histogram(s.throttles.byOperation)}`,
+    `faults: decryptions failed (KMS disabled)=${s.decryptions.failed} of ${s.decryptions.failed + s.decryptions.passed}; poison items planted=${s.poisonPlanted} still present=${s.poisonPresent} isolated=${s.poisonMarked}`,
     `load: DynamoDB calls by the handlers ${histogram(s.throttles.calls)}`,
     `outcome: final states ${histogram(s.finalStates)}`,
     `outcome: last reasons ${histogram(s.lastReasons)}`,

@@ -6,13 +6,14 @@
 
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { BatchGetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { scanTable } from '../../local/resources.js';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import {
   admissionEvidence,
+  dueShardOf,
   evidenceFromItem,
   recordFromItem,
 } from '../../shared/adapters/dynamodb/item-mapping.js';
@@ -26,7 +27,9 @@ import {
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { captureOutput } from './capture.js';
 import {
+  type CipherFaultCounts,
   type CrashCounts,
+  createCipherFaultInjector,
   createCrashInjector,
   createThrottleInjector,
   type ThrottleCounts,
@@ -81,6 +84,8 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
   PROVIDER_REDACTION: 'off',
   // The abuse limits the pumping scenario is judged against (scenario.ts explains the choice).
   ...CHAOS_LIMITS_ENV,
+  // A backlog larger than one pass: the reconciler's cursor must still reach every due item.
+  RECONCILE_MAX_ITEMS_PER_PASS: '16',
 };
 
 /** Options of {@link runChaos}. */
@@ -147,6 +152,11 @@ export interface ChaosStats {
   faultPhases: Record<string, number>;
   crashes: CrashCounts;
   throttles: ThrottleCounts;
+  decryptions: CipherFaultCounts;
+  /** Poison items planted in the due index; how many were still there and marked at the end. */
+  poisonPlanted: number;
+  poisonPresent: number;
+  poisonMarked: number;
   extraSqsMessages: number;
   extraReconcilerPasses: number;
   logLines: number;
@@ -230,6 +240,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   const throttle = createThrottleInjector(seed, mix.throttleProbability, mix.retriedThrottleProbability);
   const provider = options.provider ?? 'twilio';
   const aws = provider === 'sns' || provider === 'eum';
+  const cipherFaults = createCipherFaultInjector(seed, mix.decryptFailureProbability);
   let env: Record<string, string> = { ...CHAOS_ENV, ...(options.env ?? {}) };
   // The provider runs in its own thread, and the provider adapter's requests are sent there: the tap
   // is installed before the stack starts, because the adapter picks up the global fetch when built.
@@ -259,6 +270,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       simulatorStatusDelaysMs: SIMULATOR_DELAYS,
       onStep: crash.hook,
       wrapDynamoClient: throttle.wrap,
+      wrapCipher: cipherFaults.wrap,
       sqsDuplicateProbability: mix.sqsDuplicateProbability,
       streamDuplicateProbability: mix.streamDuplicateProbability,
       // Production's logger at production's level: every line it prints goes through the privacy scan.
@@ -304,6 +316,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       faultPhases: {},
       crashes: crash.counts,
       throttles: throttle.counts,
+      decryptions: cipherFaults.counts,
+      poisonPlanted: 0,
+      poisonPresent: 0,
+      poisonMarked: 0,
       extraSqsMessages: 0,
       extraReconcilerPasses: 0,
       logLines: 0,
@@ -334,6 +350,15 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         withoutSmsByCause: {},
       },
     };
+    for (let i = 0; i < mix.poisonItems; i++) {
+      await dynamodb.send(
+        new PutItemCommand({
+          TableName: running.tableName,
+          Item: marshall(poisonItem(`${POISON_PREFIX}${i}`)),
+        }),
+      );
+      stats.poisonPlanted++;
+    }
     const loopDelay = monitorEventLoopDelay({ resolution: 20 });
     loopDelay.enable();
     const specs: EventSpec[] = [];
@@ -559,11 +584,20 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       simList<SendRequestEntry>(simUrl, 'requests'),
       scanTable(dynamodb, running.tableName),
     ]);
+    const observedAt = Date.now();
     const commands: NotificationRecord[] = [];
     const evidence: EvidenceRecord[] = [];
     for (const item of items) {
       // Budget counters hold a fingerprint or country and a count: no record, no evidence.
       if (item[TableSchema.sortKey] === TableSchema.counterSortKey) continue;
+      const pk = String(item[TableSchema.partitionKey]);
+      if (pk === TableSchema.reconcileCursorKey.pk) continue;
+      if (pk.startsWith(POISON_PREFIX)) {
+        // Planted poison: never deleted, and isolated (counted) by the reconciler.
+        stats.poisonPresent++;
+        if (Number(item[TableSchema.poisonCountAttribute] ?? 0) >= 1) stats.poisonMarked++;
+        continue;
+      }
       if (item[TableSchema.sortKey] === TableSchema.commandSortKey) {
         const record = recordFromItem(item);
         commands.push(record);
@@ -600,6 +634,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       pumping,
       budgets: budgetsOf(env),
       receiptsSeen: receiptsSeenIn(logLines),
+      observedAt,
+      stuckBoundMs: STUCK_BOUND_MS,
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
@@ -666,7 +702,11 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       invariants,
       forensics,
       notable,
-      passed: stats.settled && invariants.every((i) => i.count === 0),
+      passed:
+        stats.settled &&
+        invariants.every((i) => i.count === 0) &&
+        stats.poisonPresent === stats.poisonPlanted &&
+        stats.poisonMarked === stats.poisonPlanted,
     };
   } finally {
     await stopTracker?.();
@@ -684,6 +724,46 @@ function budgetsOf(env: Readonly<Record<string, string | undefined>>): BudgetPol
   return {
     destination: parseDestinationLimits(env.DESTINATION_LIMITS || DEFAULT_DESTINATION_LIMITS),
     country: parseCountryLimits(env.COUNTRY_LIMITS ?? ''),
+  };
+}
+
+/** Keys of the planted poison items (never an idempotency key: those are derived digests or caller keys). */
+const POISON_PREFIX = 'chaos-poison-';
+/**
+ * How long past its expiry a command may stay undecided: a lease (slack) running out, one lookup
+ * timeout, a few reconcile intervals and the event-loop delay of one process hosting everything.
+ */
+const STUCK_BOUND_MS = 30_000;
+
+/**
+ * A command item as a newer release might write it: a reason code this release does not know, due
+ * now. No phone number, code or payload: only the shape the reconciler must survive.
+ */
+function poisonItem(key: string): Record<string, unknown> {
+  const now = Date.now();
+  return {
+    [TableSchema.partitionKey]: key,
+    [TableSchema.sortKey]: TableSchema.commandSortKey,
+    idempotency_key: key,
+    event_id: `evt-${key}`,
+    channel: 'sms',
+    template: 'password_reset',
+    locale: 'en',
+    state: 'dispatch_unknown',
+    version: 3,
+    attempts: 1,
+    created_at: now,
+    updated_at: now,
+    expires_at: now + 60_000,
+    destination_fingerprint: 'fp1:poison',
+    payload_fingerprint: 'pf1:poison',
+    provider_name: 'simulator',
+    last_reason: 'reconciled_by_a_newer_release',
+    unknown_since: now,
+    checks: 0,
+    closed: false,
+    [TableSchema.dueIndex.partitionKey]: dueShardOf(key),
+    [TableSchema.dueIndex.sortKey]: now,
   };
 }
 

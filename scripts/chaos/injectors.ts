@@ -8,6 +8,7 @@ import {
   ThrottlingException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
+import type { Cipher } from '../../shared/ports/cipher.js';
 import type { DispatchStep, StepHook } from '../../shared/usecases/dispatch-notification.js';
 import { InjectedCrashError } from '../../shared/usecases/errors.js';
 import { Rng } from './prng.js';
@@ -144,4 +145,34 @@ function isThrottle(error: unknown): boolean {
     return (error.CancellationReasons ?? []).some((r) => r.Code === 'ThrottlingError');
   }
   return true;
+}
+
+/** Decryptions the cipher injector failed, and how many it let through. */
+export interface CipherFaultCounts {
+  failed: number;
+  passed: number;
+}
+
+/**
+ * Wraps the handlers' cipher so a seeded share of decryptions fails the way KMS does when the key
+ * is disabled (`DisabledException`): the sender must then not claim, the reconciler must still
+ * expire on time. Encryption (admission) is untouched.
+ */
+export function createCipherFaultInjector(seed: number, probability: number) {
+  const rng = new Rng(seed, 'cipher-faults');
+  const counts: CipherFaultCounts = { failed: 0, passed: 0 };
+  const wrap = (cipher: Cipher): Cipher => ({
+    encrypt: (plaintext, context) => cipher.encrypt(plaintext, context),
+    async decrypt(sealed, context) {
+      if (probability > 0 && rng.next() < probability) {
+        counts.failed++;
+        const error = new Error('injected: the KMS key is disabled');
+        error.name = 'DisabledException';
+        throw error;
+      }
+      counts.passed++;
+      return cipher.decrypt(sealed, context);
+    },
+  });
+  return { wrap, counts };
 }

@@ -82,6 +82,10 @@ export interface ChaosDataset {
   readonly budgets?: BudgetPolicy;
   /** Receipts the service's receipts route took in, by message id (absent: not observed). */
   readonly receiptsSeen?: ReceiptsSeen;
+  /** When the run's table was read (the end of observation, for `stuck`). */
+  readonly observedAt?: number;
+  /** How long past its expiry a command may stay undecided before it counts as stuck. */
+  readonly stuckBoundMs?: number;
 }
 
 /** The verdict on one invariant. */
@@ -107,7 +111,8 @@ export type InvariantName =
   | 'budget'
   | 'privacy'
   | 'misattributed'
-  | 'stale';
+  | 'stale'
+  | 'stuck';
 
 export const MAX_EXAMPLES = 5;
 
@@ -197,6 +202,51 @@ export function checkLost(commands: readonly NotificationRecord[]): InvariantRes
     .filter((c) => !isFinal(c))
     .map((c) => `${c.idempotencyKey}: still ${c.state} (${c.lastReason})`);
   return result('lost', 'admitted keys not final after settling', problems);
+}
+
+/** States in which the outcome is not decided yet: a command must leave them by its expiry (+ a bound). */
+const UNDECIDED: ReadonlySet<NotificationState> = new Set(['accepted', 'dispatching', 'dispatch_unknown']);
+
+/**
+ * Commands that stayed undecided (accepted, dispatching, dispatch_unknown) longer than `boundMs`
+ * past their expiry, judged from the evidence trail over the whole run, not only at its end: the
+ * reconciler must expire what can no longer be sent whatever else fails (KMS, provider, poison
+ * neighbours, a backlog larger than one pass).
+ */
+export function checkStuck(
+  commands: readonly NotificationRecord[],
+  evidence: readonly EvidenceRecord[],
+  observedAt: number,
+  boundMs: number,
+): InvariantResult {
+  const decidedAt = new Map<string, number>();
+  const last = new Map<string, EvidenceRecord>();
+  const ordered = [...evidence].sort(
+    (a, b) => a.idempotencyKey.localeCompare(b.idempotencyKey) || a.seq - b.seq,
+  );
+  for (const e of ordered) {
+    last.set(e.idempotencyKey, e);
+    // A trail that goes back to an undecided state (not sent, absent) is judged by its last decision.
+    if (UNDECIDED.has(e.toState)) decidedAt.delete(e.idempotencyKey);
+    else if (e.fromState !== null && UNDECIDED.has(e.fromState)) decidedAt.set(e.idempotencyKey, e.at);
+  }
+  const problems: string[] = [];
+  for (const c of commands) {
+    const lastEvidence = last.get(c.idempotencyKey);
+    const undecidedNow = lastEvidence === undefined || UNDECIDED.has(lastEvidence.toState);
+    const until = undecidedNow ? observedAt : (decidedAt.get(c.idempotencyKey) ?? c.createdAt);
+    const late = until - (c.expiresAt + boundMs);
+    if (late > 0) {
+      problems.push(
+        `${c.idempotencyKey}: undecided ${Math.round((until - c.expiresAt) / 1000)} s past expiry (${undecidedNow ? `still ${c.state}` : 'then decided'})`,
+      );
+    }
+  }
+  return result(
+    'stuck',
+    `commands undecided more than ${Math.round(boundMs / 1000)} s past their expiry`,
+    problems,
+  );
 }
 
 /** The record a trail of evidence replays to: what the stored record must say. */
@@ -540,5 +590,11 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkPrivacy(scannedTexts(dataset), dataset.secrets),
     checkMisattributed(dataset.commands, dataset.evidence, dataset.ledger),
     checkStale(dataset.commands, dataset.ledger, dataset.receiptsSeen).invariant,
+    checkStuck(
+      dataset.commands,
+      dataset.evidence,
+      dataset.observedAt ?? Date.now(),
+      dataset.stuckBoundMs ?? 30_000,
+    ),
   ];
 }

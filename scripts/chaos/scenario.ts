@@ -58,6 +58,10 @@ export interface ChaosMix {
   readonly settleMs: number;
   /** Per event: the phone number of one of the 8 events before it (several resets to one number). */
   readonly repeatPhoneProbability: number;
+  /** Per decryption (sender and reconciler): the cipher fails, as a disabled or changed KMS key would. */
+  readonly decryptFailureProbability: number;
+  /** Items planted in the due index that this release cannot parse (a newer release's reason code). */
+  readonly poisonItems: number;
 }
 
 /** The default mix: every fault at a rate that still lets 10,000 events settle in minutes. */
@@ -83,6 +87,8 @@ export const DEFAULT_MIX: ChaosMix = {
   messageFaultProbability: 0.5,
   settleMs: 6_000,
   repeatPhoneProbability: 0.25,
+  decryptFailureProbability: 0.03,
+  poisonItems: 3,
 };
 
 /**

@@ -118,5 +118,11 @@ function bind(store: NotificationStore): NotificationStore {
     transition: store.transition.bind(store),
     reschedule: store.reschedule.bind(store),
     due: store.due.bind(store),
+    dueShardCount: store.dueShardCount,
+    dueInShard: store.dueInShard.bind(store),
+    oldestDue: store.oldestDue.bind(store),
+    readReconcileCursor: store.readReconcileCursor.bind(store),
+    writeReconcileCursor: store.writeReconcileCursor.bind(store),
+    markPoison: store.markPoison.bind(store),
   };
 }

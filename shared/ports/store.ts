@@ -39,6 +39,45 @@ export interface DuePage {
   readonly cursor?: string;
 }
 
+/**
+ * One entry of the due index as the scheduled pass reads it: only what routing needs. It is read
+ * leniently (no reason or state validation), so an item this release cannot parse still reaches a
+ * worker, which isolates it, instead of failing the whole pass.
+ */
+export interface DueEntry {
+  readonly idempotencyKey: string;
+  readonly shard: number;
+  readonly dueAt: EpochMs;
+  /** The record version the index copy carries (message dedupe; the worker re-reads strongly). */
+  readonly version?: number;
+  readonly state?: string;
+  readonly unknownSince?: EpochMs;
+}
+
+/** One page of one due-index shard. `cursor` is set when the shard may have more due entries. */
+export interface DueShardPage {
+  readonly entries: readonly DueEntry[];
+  readonly cursor?: string;
+}
+
+/**
+ * Where the scheduled pass stopped in each shard (the cursor survives between passes). `version`
+ * guards the write, so two overlapping passes cannot both move it.
+ */
+export interface ReconcileCursor {
+  readonly version: number;
+  /** Shard number -> opaque position; a missing shard starts at its oldest due entry. */
+  readonly shards: Readonly<Record<string, string>>;
+}
+
+/** Where a poison item was moved: back into the index later, or parked far away. */
+export interface PoisonMark {
+  /** Consecutive failures of this item (reset by any successful transition or reschedule). */
+  readonly poisonCount: number;
+  readonly dueAt: EpochMs;
+  readonly parked: boolean;
+}
+
 /** Persistence of commands and their evidence. Every method is one round trip (or one transaction). */
 export interface NotificationStore {
   /**
@@ -62,6 +101,25 @@ export interface NotificationStore {
   transition(applied: AppliedTransition): Promise<TransitionWriteResult>;
   /** Changes only when the reconciler looks next; guarded by version; no evidence (no state change). */
   reschedule(record: NotificationRecord, dueAt: EpochMs): Promise<TransitionWriteResult>;
-  /** Items due for reconciliation at `now`, across all index shards. */
+  /** Items due for reconciliation at `now`, across all index shards (operator listing). */
   due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage>;
+  /** How many shards the due index is spread over. */
+  readonly dueShardCount: number;
+  /** Due entries of one shard, oldest `dueAt` first, continuing after `cursor`; lenient read. */
+  dueInShard(shard: number, now: EpochMs, limit: number, cursor?: string): Promise<DueShardPage>;
+  /** The oldest due entry of one shard (one `Limit: 1` query), or undefined when nothing is due. */
+  oldestDue(shard: number, now: EpochMs): Promise<DueEntry | undefined>;
+  /** The scheduled pass's cursor (version 0 and no shards when none was written yet). */
+  readReconcileCursor(): Promise<ReconcileCursor>;
+  /** Writes the cursor if nobody else did since `previousVersion`; false when another pass won. */
+  writeReconcileCursor(previousVersion: number, shards: Readonly<Record<string, string>>): Promise<boolean>;
+  /**
+   * Counts one more failure of an item that could not be read or handled and moves it out of the
+   * way: `schedule(count)` says where. Never deletes anything; undefined when the item is gone.
+   */
+  markPoison(
+    idempotencyKey: string,
+    at: EpochMs,
+    schedule: (poisonCount: number) => { readonly dueAt: EpochMs; readonly parked: boolean },
+  ): Promise<PoisonMark | undefined>;
 }

@@ -6,8 +6,9 @@ import { clientReference, type SendOutcome, type SmsProvider } from '../domain/p
 import { renderBody } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { NotificationStore } from '../ports/store.js';
-import { MissingPayloadError } from './errors.js';
+import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
 import { openPayload } from './payload-seal.js';
+import { withReceiptGrace } from './reconcile-due.js';
 
 /** Points in a dispatch where a crash can be injected (a real Lambda can die at any of them). */
 export const DispatchStep = {
@@ -30,6 +31,8 @@ export interface DispatchDeps {
   /** Identifies this sender instance in leases. */
   readonly owner: string;
   readonly onStep?: StepHook;
+  /** First status poll of a `sent` message this long after the send, when the provider pushes receipts. */
+  readonly receiptGraceMs?: number;
 }
 
 /** What one dispatch did, for logs, metrics and tests. */
@@ -66,14 +69,24 @@ export async function dispatchNotification(
       : lost('transition');
   }
 
-  await deps.onStep?.(DispatchStep.beforeClaim, idempotencyKey);
   if (!stored.sealedPayload)
     throw new MissingPayloadError(`command ${idempotencyKey} has no payload to send`);
+  // Opened before the claim: a cipher or KMS failure then means "not sent" (nothing claimed, no
+  // unknown outcome); the queue delivers the message again after its visibility timeout, and the
+  // reconciler expires the command on time if the key never comes back.
+  let payload: Awaited<ReturnType<typeof openPayload>>;
+  try {
+    payload = await openPayload(deps.cipher, idempotencyKey, stored.sealedPayload);
+  } catch (error) {
+    throw new PayloadUnreadableError(`payload of ${idempotencyKey} could not be opened; not sent`, {
+      cause: error,
+    });
+  }
+  await deps.onStep?.(DispatchStep.beforeClaim, idempotencyKey);
   const claimed = await write(deps, stored.record, decision.intent);
   if (!claimed) return lost('claim');
   await deps.onStep?.(DispatchStep.afterClaim, idempotencyKey);
 
-  const payload = await openPayload(deps.cipher, idempotencyKey, stored.sealedPayload);
   // The time budget starts now, not at the decision: the claim write itself may have been slow.
   const callStart = deps.clock.now();
   const callEnd = Math.min(
@@ -99,7 +112,7 @@ export async function dispatchNotification(
   });
   await deps.onStep?.(DispatchStep.afterProviderCall, idempotencyKey);
 
-  const intent = recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy);
+  const intent = withReceiptGrace(deps, recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy));
   await deps.onStep?.(DispatchStep.beforeOutcomeWrite, idempotencyKey);
   // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
   const recorded = await write(deps, claimed, intent);

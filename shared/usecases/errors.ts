@@ -17,3 +17,11 @@ export class InjectedCrashError extends UseCaseError {
 export class MissingPayloadError extends UseCaseError {
   readonly code = 'missing_payload';
 }
+
+/**
+ * The sealed payload could not be opened (KMS key disabled or changed, cipher fault). Raised before
+ * any claim: the message was not sent and the command is untouched, so the queue may retry it.
+ */
+export class PayloadUnreadableError extends UseCaseError {
+  readonly code = 'payload_unreadable';
+}

@@ -1,26 +1,78 @@
 import type { Clock } from '../domain/clock.js';
 import { applyLookup, decideReconcile } from '../domain/dispatch.js';
-import { applyTransition, type NotificationRecord } from '../domain/notification.js';
+import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { clientReference, type LookupOutcome, type SmsProvider } from '../domain/provider.js';
+import { NotificationState } from '../domain/states.js';
 import { secretOf } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { DispatchQueue } from '../ports/queue.js';
-import type { NotificationStore } from '../ports/store.js';
+import type { DueEntry, NotificationStore } from '../ports/store.js';
+import { describeError, type ErrorDescription, isTransientFault } from './fault-description.js';
 import { openPayload } from './payload-seal.js';
 
-export interface ReconcileDeps {
+/** How poison items are moved out of the way: retried later a few times, then parked. */
+export const POISON_POLICY = {
+  /** After this many consecutive failures the item is parked (far due time, alarm). */
+  maxRetries: 5,
+  /** First retry delay; doubles per failure, capped. */
+  retryBaseMs: 60_000,
+  retryMaxMs: 3_600_000,
+  /** A parked item comes back after this long (an operator fixes or rolls forward meanwhile). */
+  parkMs: 30 * 86_400_000,
+} as const;
+
+/** What handling one due key needs (the reconcile worker, or an inline pass). */
+export interface ReconcileItemDeps {
   readonly store: NotificationStore;
   readonly cipher: Cipher;
+  /** Lookups bounded by the per-provider token bucket (see `rate-limit.ts`). */
   readonly provider: SmsProvider;
+  /** The dispatch queue: an `accepted` key whose message was lost is put back on it (never a send). */
   readonly queue: DispatchQueue;
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
-  /** At most this many items per pass (the schedule runs again soon). */
+  /**
+   * With a provider that pushes receipts, a `sent` message is first status-polled only this long
+   * after it was sent: the receipt is the normal path, the poll a fallback. 0 = poll as before.
+   */
+  readonly receiptGraceMs?: number;
+  /** Called for every item a pass could not handle, with its key and a PII-free cause. */
+  readonly onItemError?: (report: ItemErrorReport) => void;
+}
+
+/** Deps of the scheduled pass. */
+export interface ReconcileDeps extends ReconcileItemDeps {
+  /**
+   * The reconcile queue. When set, the pass only scans the due index and enqueues keys; workers do
+   * the rest. When absent, the pass handles every key itself (operator CLI, tests).
+   */
+  readonly reconcileQueue?: DispatchQueue;
+  /** At most this many due entries per pass, shared fairly between the shards. */
   readonly maxItems?: number;
-  /** Items handled in parallel. */
+  /** Items handled in parallel by an inline pass. */
   readonly concurrency?: number;
 }
+
+/** One item a pass could not handle. */
+export interface ItemErrorReport {
+  readonly idempotencyKey: string;
+  readonly cause: ErrorDescription;
+  /** `retry`: left due (a transient fault); `poisoned`/`parked`: moved out of the way. */
+  readonly action: 'retry' | 'poisoned' | 'parked' | 'poison_mark_failed';
+  readonly poisonCount?: number;
+}
+
+/** What handling one key did. */
+export type ItemReport =
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'skipped'; readonly why: string }
+  | { readonly kind: 'stale' }
+  | { readonly kind: 'transitioned'; readonly to: string; readonly reason: string; readonly lookup: boolean }
+  | { readonly kind: 'rescheduled'; readonly lookup: boolean }
+  | { readonly kind: 'redriven' }
+  | { readonly kind: 'poisoned'; readonly poisonCount: number; readonly parked: boolean }
+  | { readonly kind: 'error'; readonly transient: boolean };
 
 /** Counts of what one reconciler pass did. */
 export interface ReconcileSummary {
@@ -32,16 +84,28 @@ export interface ReconcileSummary {
   skipped: number;
   stale: number;
   errors: number;
-  /** Age in ms of the oldest `dispatch_unknown` seen (for the alarm metric). */
+  /** Items counted as poison this pass (moved to a later due time). */
+  poisoned: number;
+  /** Poison items that reached the retry cap this pass and were parked (alarm). */
+  parked: number;
+  /** Keys put on the reconcile queue (fan-out mode). */
+  enqueued: number;
+  enqueueFailed: number;
+  /** Due entries read per shard this pass. */
+  shardEntries: number[];
+  /** Shards whose sweep reached the end of what is due and starts again at the oldest next pass. */
+  shardsWrapped: number;
+  /**
+   * Age in ms of the oldest `dispatch_unknown` seen: every entry this pass read, plus the oldest due
+   * entry of every shard (one `Limit: 1` read each), so no shard is invisible to the alarm.
+   */
   oldestUnknownAgeMs: number;
+  /** How late the most overdue entry of any shard is (now - its due time): the liveness figure. */
+  oldestDueLagMs: number;
 }
 
-/**
- * One reconciler pass over the sparse due index. It reads provider status and moves records;
- * it never sends an SMS (re-driving an `accepted` key onto the queue is not a send).
- */
-export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummary> {
-  const summary: ReconcileSummary = {
+function emptySummary(shards: number): ReconcileSummary {
+  return {
     examined: 0,
     transitioned: 0,
     rescheduled: 0,
@@ -50,44 +114,231 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     skipped: 0,
     stale: 0,
     errors: 0,
+    poisoned: 0,
+    parked: 0,
+    enqueued: 0,
+    enqueueFailed: 0,
+    shardEntries: Array.from({ length: shards }, () => 0),
+    shardsWrapped: 0,
     oldestUnknownAgeMs: 0,
+    oldestDueLagMs: 0,
   };
-  const maxItems = deps.maxItems ?? 500;
+}
+
+/**
+ * One scheduled pass over the sparse due index. Every shard gets an equal share of `maxItems`
+ * (left-over share goes to shards with more), and each shard continues where the previous pass
+ * stopped (a cursor stored in the table), so a deep shard can neither starve the others nor keep
+ * its own newer entries waiting behind old ones. It never sends an SMS.
+ */
+export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummary> {
+  const shards = deps.store.dueShardCount;
+  const summary = emptySummary(shards);
+  const maxItems = deps.maxItems ?? 1_000;
   const now = deps.clock.now();
-  let cursor: string | undefined;
-  do {
-    const page = await deps.store.due(now, Math.min(100, maxItems - summary.examined), cursor);
-    cursor = page.cursor;
-    await runBounded(page.items, deps.concurrency ?? 8, async (record) => {
-      summary.examined++;
-      if (record.state === 'dispatch_unknown' && record.unknownSince !== undefined) {
-        summary.oldestUnknownAgeMs = Math.max(summary.oldestUnknownAgeMs, now - record.unknownSince);
-      }
-      try {
-        await reconcileOne(deps, record, summary);
-      } catch {
-        // One bad item must not stop the pass; it stays due and is retried next pass.
-        summary.errors++;
-      }
+  const cursor = await deps.store.readReconcileCursor();
+  const positions: Record<string, string> = { ...cursor.shards };
+  const entries: DueEntry[] = [];
+  const more = new Set<number>();
+
+  const readShard = async (shard: number, quota: number) => {
+    const page = await deps.store.dueInShard(shard, now, quota, positions[shard]);
+    entries.push(...page.entries);
+    summary.shardEntries[shard] = (summary.shardEntries[shard] ?? 0) + page.entries.length;
+    if (page.cursor) {
+      positions[shard] = page.cursor;
+      more.add(shard);
+    } else {
+      // The end of what is due: the next pass starts this shard again at its oldest entry.
+      delete positions[shard];
+      more.delete(shard);
+      summary.shardsWrapped++;
+    }
+  };
+  const all = Array.from({ length: shards }, (_, i) => i);
+  await Promise.all(all.map((shard) => readShard(shard, Math.ceil(maxItems / shards))));
+  // Work-conserving: what a shallow shard left unused goes to the shards that have more.
+  const left = maxItems - entries.length;
+  if (left > 0 && more.size > 0) {
+    const share = Math.ceil(left / more.size);
+    await Promise.all([...more].map((shard) => readShard(shard, share)));
+  }
+  // Every shard's most overdue entry, even where the quota ran out before the oldest unknown.
+  const heads = await Promise.all(all.map((shard) => deps.store.oldestDue(shard, now)));
+  for (const entry of [...entries, ...heads]) {
+    if (!entry) continue;
+    summary.oldestDueLagMs = Math.max(summary.oldestDueLagMs, now - entry.dueAt);
+    if (entry.state === NotificationState.dispatchUnknown && entry.unknownSince !== undefined) {
+      summary.oldestUnknownAgeMs = Math.max(summary.oldestUnknownAgeMs, now - entry.unknownSince);
+    }
+  }
+
+  // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
+  // every shard from the start of the pass instead of one shard's block after another's.
+  const unique = interleaveByShard([...new Map(entries.map((e) => [e.idempotencyKey, e])).values()]);
+  summary.examined = unique.length;
+  if (deps.reconcileQueue) {
+    const { failed } = await deps.reconcileQueue.enqueue(
+      unique.map((e) => ({
+        id: e.idempotencyKey,
+        message: { idempotencyKey: e.idempotencyKey, version: e.version ?? 0, delaySeconds: 0 },
+      })),
+    );
+    summary.enqueueFailed = failed.length;
+    summary.enqueued = unique.length - failed.length;
+    const failedKeys = new Set(failed);
+    for (const entry of unique.filter((e) => failedKeys.has(e.idempotencyKey))) {
+      deps.onItemError?.({
+        idempotencyKey: entry.idempotencyKey,
+        cause: {
+          name: 'EnqueueFailed',
+          code: 'reconcile_enqueue_failed',
+          message: 'the reconcile queue refused the key',
+        },
+        action: 'retry',
+      });
+      // Its shard is read again from where this pass started, so the key is not skipped for a sweep.
+      const previous = cursor.shards[entry.shard];
+      if (previous === undefined) delete positions[entry.shard];
+      else positions[entry.shard] = previous;
+    }
+  } else {
+    await runBounded(unique, deps.concurrency ?? 8, async (entry) => {
+      tally(summary, await reconcileKeyInline(deps, entry.idempotencyKey));
     });
-  } while (cursor && summary.examined < maxItems);
+  }
+  // A lost race means an overlapping pass moved the cursor: its position is as good as ours.
+  await deps.store.writeReconcileCursor(cursor.version, positions);
   return summary;
 }
 
-async function reconcileOne(
-  deps: ReconcileDeps,
-  record: NotificationRecord,
-  summary: ReconcileSummary,
-): Promise<void> {
+/** Round-robin over the shards, keeping each shard's order (oldest due first). */
+function interleaveByShard(entries: readonly DueEntry[]): DueEntry[] {
+  const byShard = new Map<number, DueEntry[]>();
+  for (const entry of entries) {
+    const list = byShard.get(entry.shard) ?? [];
+    list.push(entry);
+    byShard.set(entry.shard, list);
+  }
+  const lists = [...byShard.entries()].sort((a, b) => a[0] - b[0]).map(([, list]) => list);
+  const out: DueEntry[] = [];
+  for (let i = 0; out.length < entries.length; i++) {
+    for (const list of lists) {
+      const entry = list[i];
+      if (entry) out.push(entry);
+    }
+  }
+  return out;
+}
+
+/** Adds one item's report to a pass summary. */
+export function tally(summary: ReconcileSummary, report: ItemReport): void {
+  switch (report.kind) {
+    case 'missing':
+    case 'skipped':
+      summary.skipped++;
+      return;
+    case 'stale':
+      summary.stale++;
+      return;
+    case 'transitioned':
+      summary.transitioned++;
+      if (report.lookup) summary.lookups++;
+      return;
+    case 'rescheduled':
+      summary.rescheduled++;
+      if (report.lookup) summary.lookups++;
+      return;
+    case 'redriven':
+      summary.redriven++;
+      summary.rescheduled++;
+      return;
+    case 'poisoned':
+      summary.errors++;
+      summary.poisoned++;
+      if (report.parked) summary.parked++;
+      return;
+    case 'error':
+      summary.errors++;
+      return;
+  }
+}
+
+/**
+ * Handles one due key (what a reconcile worker does with one queue message): a strong read, then
+ * the decision from the record alone (expiry, lease, re-drive), then at most one provider lookup.
+ * Duplicate and stale messages end as skips: the item is no longer due once handled. An item that
+ * cannot be read or handled is isolated (counted, logged with its key and cause, moved to a later
+ * due time, parked after a few tries), never deleted; a transient store fault is thrown so the
+ * queue delivers the message again.
+ */
+export async function reconcileKey(deps: ReconcileItemDeps, idempotencyKey: string): Promise<ItemReport> {
+  try {
+    return await handleKey(deps, idempotencyKey);
+  } catch (error) {
+    const cause = describeError(error);
+    if (isTransientFault(error)) {
+      deps.onItemError?.({ idempotencyKey, cause, action: 'retry' });
+      throw error;
+    }
+    return poison(deps, idempotencyKey, cause);
+  }
+}
+
+/** Like {@link reconcileKey}, but a transient fault is reported instead of thrown (inline passes). */
+async function reconcileKeyInline(deps: ReconcileItemDeps, idempotencyKey: string): Promise<ItemReport> {
+  try {
+    return await reconcileKey(deps, idempotencyKey);
+  } catch {
+    // Left due: the next sweep of its shard comes back to it.
+    return { kind: 'error', transient: true };
+  }
+}
+
+async function poison(
+  deps: ReconcileItemDeps,
+  idempotencyKey: string,
+  cause: ErrorDescription,
+): Promise<ItemReport> {
   const now = deps.clock.now();
+  try {
+    const mark = await deps.store.markPoison(idempotencyKey, now, (count) =>
+      count >= POISON_POLICY.maxRetries
+        ? { dueAt: now + POISON_POLICY.parkMs, parked: true }
+        : {
+            dueAt:
+              now +
+              Math.min(POISON_POLICY.retryMaxMs, POISON_POLICY.retryBaseMs * 2 ** Math.max(0, count - 1)),
+            parked: false,
+          },
+    );
+    if (!mark) return { kind: 'missing' };
+    deps.onItemError?.({
+      idempotencyKey,
+      cause,
+      action: mark.parked ? 'parked' : 'poisoned',
+      poisonCount: mark.poisonCount,
+    });
+    return { kind: 'poisoned', poisonCount: mark.poisonCount, parked: mark.parked };
+  } catch (error) {
+    deps.onItemError?.({ idempotencyKey, cause: describeError(error), action: 'poison_mark_failed' });
+    return { kind: 'error', transient: true };
+  }
+}
+
+async function handleKey(deps: ReconcileItemDeps, idempotencyKey: string): Promise<ItemReport> {
+  const stored = await deps.store.get(idempotencyKey);
+  if (!stored) return { kind: 'missing' };
+  const record = stored.record;
+  const now = deps.clock.now();
+  // Decided from the record alone, before any payload is opened: expiry of an `accepted` command and
+  // a lease that ran out never depend on the cipher or the provider.
   const step = decideReconcile(record, now, deps.policy);
   switch (step.kind) {
     case 'skip':
-      summary.skipped++;
-      return;
+      return { kind: 'skipped', why: step.why };
     case 'transition':
-      count(summary, await deps.store.transition(applyTransition(record, step.intent)), 'transitioned');
-      return;
+      return written(await write(deps, record, step.intent), step.intent, false);
     case 'redrive': {
       const { failed } = await deps.queue.enqueue([
         {
@@ -95,39 +346,90 @@ async function reconcileOne(
           message: { idempotencyKey: record.idempotencyKey, version: record.version, delaySeconds: 0 },
         },
       ]);
-      if (failed.length) throw new Error('redrive enqueue failed');
-      summary.redriven++;
-      count(summary, await deps.store.reschedule(record, step.nextDueAt), 'rescheduled');
-      return;
+      if (failed.length) throw new RedriveFailedError(`redrive of ${record.idempotencyKey} failed`);
+      const moved = await deps.store.reschedule(record, step.nextDueAt);
+      return moved.kind === 'written' ? { kind: 'redriven' } : { kind: 'stale' };
     }
     case 'lookup': {
-      // The index copy may lag: read the command strongly and act only if nothing moved since.
-      const stored = await deps.store.get(record.idempotencyKey);
-      if (!stored || stored.record.version !== record.version) {
-        summary.stale++;
-        return;
+      const graceUntil = receiptGraceUntil(deps, record);
+      if (graceUntil !== undefined && now < graceUntil) {
+        // The receipt is the normal path: no status poll before the grace time has passed.
+        const moved = await deps.store.reschedule(record, graceUntil);
+        return moved.kind === 'written' ? { kind: 'rescheduled', lookup: false } : { kind: 'stale' };
       }
-      summary.lookups++;
-      // The strong read carries every field (the index projects only what the pass needs).
-      const current = stored.record;
-      const lookup = await lookupAttempt(deps, current, stored.sealedPayload);
-      const next = applyLookup(current, lookup, deps.clock.now(), deps.policy, deps.provider.capabilities);
+      // Any failure to open the payload or to ask the provider is an inconclusive read; past the
+      // token's expiry the domain then expires the command (and the store drops the payload).
+      const lookup = await lookupAttempt(deps, record, stored.sealedPayload);
+      const next = applyLookup(record, lookup, deps.clock.now(), deps.policy, deps.provider.capabilities);
       if ('kind' in next) {
-        count(summary, await deps.store.reschedule(current, next.dueAt), 'rescheduled');
-      } else {
-        count(summary, await deps.store.transition(applyTransition(current, next)), 'transitioned');
+        const moved = await deps.store.reschedule(record, next.dueAt);
+        return moved.kind === 'written' ? { kind: 'rescheduled', lookup: true } : { kind: 'stale' };
       }
+      return written(await write(deps, record, withReceiptGrace(deps, next)), next, true);
     }
   }
 }
 
+/** When a `sent` record's first status poll may happen, if the provider pushes receipts. */
+function receiptGraceUntil(deps: ReconcileItemDeps, record: NotificationRecord): number | undefined {
+  if (record.state !== NotificationState.sent) return undefined;
+  if (!deps.provider.capabilities.receipts || !deps.receiptGraceMs) return undefined;
+  return (record.sentAt ?? record.updatedAt) + deps.receiptGraceMs;
+}
+
+/**
+ * A transition into `sent` schedules its first status poll after the receipt grace time (when the
+ * provider pushes receipts): the poll is the fallback for a receipt that did not come.
+ */
+export function withReceiptGrace(
+  deps: Pick<ReconcileItemDeps, 'provider' | 'receiptGraceMs' | 'policy'>,
+  intent: TransitionIntent,
+): TransitionIntent {
+  if (intent.to !== NotificationState.sent || intent.set?.dueAt === undefined || intent.set.closed)
+    return intent;
+  if (!deps.provider.capabilities.receipts || !deps.receiptGraceMs) return intent;
+  const dueAt = intent.at + Math.max(deps.receiptGraceMs, deps.policy.statusPollMs);
+  return { ...intent, set: { ...intent.set, dueAt } };
+}
+
+/** The re-drive of a lost dispatch message could not be enqueued (retried by the queue). */
+export class RedriveFailedError extends Error {
+  readonly code = 'redrive_enqueue_failed';
+  override readonly name = 'RedriveFailedError';
+}
+
+async function write(deps: ReconcileItemDeps, record: NotificationRecord, intent: TransitionIntent) {
+  return deps.store.transition(applyTransition(record, intent));
+}
+
+function written(
+  result: { readonly kind: 'written' | 'stale' },
+  intent: TransitionIntent,
+  lookup: boolean,
+): ItemReport {
+  return result.kind === 'written'
+    ? { kind: 'transitioned', to: intent.to, reason: intent.reason, lookup }
+    : { kind: 'stale' };
+}
+
 async function lookupAttempt(
-  deps: ReconcileDeps,
+  deps: ReconcileItemDeps,
   record: NotificationRecord,
   sealedPayload: string | undefined,
 ): Promise<LookupOutcome> {
   if (!sealedPayload) return { kind: 'inconclusive', detail: 'payload_unavailable' };
-  const payload = await openPayload(deps.cipher, record.idempotencyKey, sealedPayload);
+  let payload: Awaited<ReturnType<typeof openPayload>>;
+  try {
+    payload = await openPayload(deps.cipher, record.idempotencyKey, sealedPayload);
+  } catch (error) {
+    // A disabled or changed key must not keep the command alive: this is just an inconclusive read.
+    deps.onItemError?.({
+      idempotencyKey: record.idempotencyKey,
+      cause: describeError(error),
+      action: 'retry',
+    });
+    return { kind: 'inconclusive', detail: `payload_unreadable:${(error as Error).name}` };
+  }
   // Windows start at the attempt's claim; records claimed before these fields existed fall back to
   // the unknown's start, never to admission.
   const attemptStartedAt = record.attemptStartedAt ?? record.unknownSince ?? record.updatedAt;
@@ -145,15 +447,6 @@ async function lookupAttempt(
   } catch (error) {
     return { kind: 'inconclusive', detail: `adapter_threw:${(error as Error).name}` };
   }
-}
-
-function count(
-  summary: ReconcileSummary,
-  result: { readonly kind: 'written' | 'stale' },
-  field: 'transitioned' | 'rescheduled',
-): void {
-  if (result.kind === 'written') summary[field]++;
-  else summary.stale++;
 }
 
 async function runBounded<T>(

@@ -50,8 +50,11 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     // Prepare
     const queues = Object.values(template.findResources('AWS::SQS::Queue')) as Array<{ Properties: Props }>;
     const redrive = queues.flatMap((q) => (q.Properties.RedrivePolicy ? [q.Properties.RedrivePolicy] : []));
-    expect(redrive).toHaveLength(1);
-    const dlqId = referencedId((redrive[0] as { deadLetterTargetArn: unknown }).deadLetterTargetArn);
+    // The dispatch queue's and the reconcile queue's.
+    expect(redrive).toHaveLength(2);
+    const dlqIds = redrive.map((r) =>
+      referencedId((r as { deadLetterTargetArn: unknown }).deadLetterTargetArn),
+    );
 
     // Act
     const alarm = alarmAbout('dead-letter queue');
@@ -63,7 +66,18 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
     });
-    expect(queueOf(alarm)).toBe(dlqId);
+    expect(dlqIds).toContain(queueOf(alarm));
+    const reconcile = alarmAbout('reconcile DLQ');
+    expect(dlqIds).toContain(queueOf(reconcile));
+    expect(queueOf(reconcile)).not.toBe(queueOf(alarm));
+  });
+
+  it('alarms when a poison item is parked, from the reconcile worker log', () => {
+    const alarm = alarmAbout('was parked after its retries');
+    expect(alarm).toMatchObject({ MetricName: 'ReconcileParkedItems', Threshold: 0 });
+    const filters = template.findResources('AWS::Logs::MetricFilter');
+    const parked = Object.values(filters).map((f) => (f as { Properties: Props }).Properties);
+    expect(parked.some((f) => JSON.stringify(f.MetricTransformations).includes('$.parked'))).toBe(true);
   });
 
   it('alarms when stream records reach the forwarder failure queue', () => {

@@ -102,7 +102,8 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
 
     it('encrypts every queue and denies every request without TLS', () => {
       const queues = template.findResources('AWS::SQS::Queue');
-      expect(Object.keys(queues)).toHaveLength(3);
+      // dispatch + DLQ, forwarder failures, reconcile + DLQ
+      expect(Object.keys(queues)).toHaveLength(5);
       for (const [queueId, queue] of Object.entries(queues)) {
         expect((queue as { Properties: Props }).Properties.SqsManagedSseEnabled).toBe(true);
         template.hasResourceProperties('AWS::SQS::QueuePolicy', {

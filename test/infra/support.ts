@@ -26,7 +26,15 @@ export function stubCode(): Required<FunctionCodeSettings> {
   const projectRoot = mkdtempSync(join(tmpdir(), 'reset-notifier-stubs-'));
   const entryDirectory = join(projectRoot, 'functions');
   mkdirSync(entryDirectory);
-  for (const name of ['api', 'forwarder', 'sender', 'reconciler', 'eum-receipts', 'receipts']) {
+  for (const name of [
+    'api',
+    'forwarder',
+    'sender',
+    'reconciler',
+    'reconcile-worker',
+    'eum-receipts',
+    'receipts',
+  ]) {
     writeFileSync(join(entryDirectory, `${name}.ts`), 'export const handler = async () => undefined;\n');
   }
   const depsLockFilePath = join(projectRoot, 'package-lock.json');

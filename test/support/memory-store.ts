@@ -2,10 +2,17 @@
  * An in-memory {@link NotificationStore} with the DynamoDB adapter's semantics: admission is a
  * conditional put, every transition is guarded by state and version and writes its evidence record
  * atomically, a final record loses its sealed payload, `reschedule` moves only `dueAt`, and `due`
- * lists only items that carry a `dueAt` (the sparse index). Budget counters behave like the
- * adapter's transaction: an existing key wins (nothing counted), a full counter refuses (nothing
- * written), otherwise the command and every increment are written together. For model-based tests.
+ * lists only items that carry a `dueAt` (the sparse index), spread over the same shards; the
+ * reconciler's cursor is guarded by version; a poison item (one the DynamoDB adapter could not
+ * parse) can be planted with {@link MemoryNotificationStore.plantCorrupt}. Budget counters behave
+ * like the adapter's transaction: an existing key wins (nothing counted), a full counter refuses
+ * (nothing written), otherwise the command and every increment are written together. For
+ * model-based tests.
  */
+
+import { CorruptItemError } from '../../shared/adapters/dynamodb/errors.js';
+import { dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
+import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { type BudgetCounter, freesAt } from '../../shared/domain/budgets.js';
 import {
   type AppliedTransition,
@@ -16,14 +23,27 @@ import {
 } from '../../shared/domain/notification.js';
 import type {
   AdmitResult,
+  DueEntry,
   DuePage,
+  DueShardPage,
   NotificationStore,
+  PoisonMark,
+  ReconcileCursor,
   StoredCommand,
   TransitionWriteResult,
 } from '../../shared/ports/store.js';
 
 /** The store operations, as {@link MemoryStoreOptions.beforeOperation} names them. */
-export type StoreOperation = 'admit' | 'get' | 'evidence' | 'byEvent' | 'transition' | 'reschedule' | 'due';
+export type StoreOperation =
+  | 'admit'
+  | 'get'
+  | 'evidence'
+  | 'byEvent'
+  | 'transition'
+  | 'reschedule'
+  | 'due'
+  | 'cursor'
+  | 'poison';
 
 export interface MemoryStoreOptions {
   /**
@@ -37,14 +57,21 @@ interface Entry {
   record: NotificationRecord;
   sealedPayload?: string;
   evidence: EvidenceRecord[];
+  /** Consecutive poison marks (reset by a transition or reschedule). */
+  poisonCount?: number;
+  parked?: boolean;
+  /** Set by {@link MemoryNotificationStore.plantCorrupt}: `get` throws this, like an unparseable item. */
+  corrupt?: string;
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
 
 /** See the module comment. Every read returns copies, so callers cannot mutate stored state. */
 export class MemoryNotificationStore implements NotificationStore {
+  readonly dueShardCount: number = TableSchema.dueShardCount;
   private readonly entries = new Map<string, Entry>();
   private readonly counters = new Map<string, number>();
+  private cursor: ReconcileCursor = { version: 0, shards: {} };
   private readonly beforeOperation: MemoryStoreOptions['beforeOperation'];
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -85,6 +112,7 @@ export class MemoryNotificationStore implements NotificationStore {
   async get(idempotencyKey: string): Promise<StoredCommand | undefined> {
     await this.beforeOperation?.('get', idempotencyKey);
     const entry = this.entries.get(idempotencyKey);
+    if (entry?.corrupt) throw new CorruptItemError(entry.corrupt);
     return entry ? this.stored(entry) : undefined;
   }
 
@@ -113,6 +141,7 @@ export class MemoryNotificationStore implements NotificationStore {
     }
     entry.record = copy(next);
     entry.evidence.push(copy(evidence));
+    delete entry.poisonCount;
     if (isFinal(next)) delete entry.sealedPayload;
     return { kind: 'written', record: copy(next) };
   }
@@ -124,12 +153,15 @@ export class MemoryNotificationStore implements NotificationStore {
       return { kind: 'stale', current: entry ? copy(entry.record) : undefined };
     }
     entry.record = { ...entry.record, dueAt };
+    delete entry.poisonCount;
     return { kind: 'written', record: { ...copy(record), dueAt } };
   }
 
   async due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage> {
     await this.beforeOperation?.('due');
     const due = [...this.entries.values()]
+      // Like the DynamoDB adapter: the operator listing skips items it cannot read.
+      .filter((e) => e.corrupt === undefined)
       .map((e) => e.record)
       .filter((r) => r.dueAt !== undefined && r.dueAt <= now)
       .sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0) || a.idempotencyKey.localeCompare(b.idempotencyKey));
@@ -137,6 +169,71 @@ export class MemoryNotificationStore implements NotificationStore {
     const items = due.slice(start, start + limit).map(copy);
     const end = start + items.length;
     return end < due.length ? { items, cursor: String(end) } : { items };
+  }
+
+  async dueInShard(shard: number, now: EpochMs, limit: number, cursor?: string): Promise<DueShardPage> {
+    await this.beforeOperation?.('due');
+    const after = cursor === undefined ? undefined : (JSON.parse(cursor) as { dueAt: number; key: string });
+    const order = (a: { dueAt: number; key: string }, b: { dueAt: number; key: string }) =>
+      a.dueAt - b.dueAt || a.key.localeCompare(b.key);
+    const due = [...this.entries.values()]
+      .filter((e) => e.record.dueAt !== undefined && e.record.dueAt <= now)
+      .filter((e) => Number(dueShardOf(e.record.idempotencyKey)) === shard)
+      .map((e) => ({ entry: e, pos: { dueAt: e.record.dueAt ?? 0, key: e.record.idempotencyKey } }))
+      .filter((e) => after === undefined || order(e.pos, after) > 0)
+      .sort((a, b) => order(a.pos, b.pos));
+    const page = due.slice(0, Math.max(1, limit));
+    const entries = page.map(({ entry }) => dueEntryOf(entry, shard));
+    const last = page.at(-1);
+    return due.length > page.length && last ? { entries, cursor: JSON.stringify(last.pos) } : { entries };
+  }
+
+  async oldestDue(shard: number, now: EpochMs): Promise<DueEntry | undefined> {
+    return (await this.dueInShard(shard, now, 1)).entries[0];
+  }
+
+  async readReconcileCursor(): Promise<ReconcileCursor> {
+    await this.beforeOperation?.('cursor');
+    return copy(this.cursor);
+  }
+
+  async writeReconcileCursor(previousVersion: number, shards: Readonly<Record<string, string>>) {
+    await this.beforeOperation?.('cursor');
+    if (this.cursor.version !== previousVersion) return false;
+    this.cursor = { version: previousVersion + 1, shards: copy(shards) };
+    return true;
+  }
+
+  async markPoison(
+    idempotencyKey: string,
+    at: EpochMs,
+    schedule: (poisonCount: number) => { readonly dueAt: EpochMs; readonly parked: boolean },
+  ): Promise<PoisonMark | undefined> {
+    await this.beforeOperation?.('poison', idempotencyKey);
+    void at;
+    const entry = this.entries.get(idempotencyKey);
+    if (!entry) return undefined;
+    const poisonCount = (entry.poisonCount ?? 0) + 1;
+    const next = schedule(poisonCount);
+    entry.poisonCount = poisonCount;
+    entry.parked = next.parked;
+    entry.record = { ...entry.record, dueAt: next.dueAt };
+    return { poisonCount, ...next };
+  }
+
+  /**
+   * Test fault: from now on the item reads like one this release cannot parse (e.g. a reason code
+   * written by a newer release): `get` throws, the due index still lists it.
+   */
+  plantCorrupt(idempotencyKey: string, cause: string): void {
+    const entry = this.entries.get(idempotencyKey);
+    if (entry) entry.corrupt = cause;
+  }
+
+  /** Poison marks of an item (test inspection; no hook). */
+  poisonOf(idempotencyKey: string): { poisonCount: number; parked: boolean } {
+    const entry = this.entries.get(idempotencyKey);
+    return { poisonCount: entry?.poisonCount ?? 0, parked: entry?.parked ?? false };
   }
 
   /** Every stored command (test inspection; no hook). */
@@ -159,4 +256,16 @@ export class MemoryNotificationStore implements NotificationStore {
       ? { record: copy(entry.record) }
       : { record: copy(entry.record), sealedPayload: entry.sealedPayload };
   }
+}
+
+function dueEntryOf(entry: Entry, shard: number): DueEntry {
+  const r = entry.record;
+  return {
+    idempotencyKey: r.idempotencyKey,
+    shard,
+    dueAt: r.dueAt ?? 0,
+    version: r.version,
+    state: r.state,
+    ...(r.unknownSince === undefined ? {} : { unknownSince: r.unknownSince }),
+  };
 }

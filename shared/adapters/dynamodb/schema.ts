@@ -16,6 +16,13 @@ export const TableSchema = {
   dueIndex: { name: 'due', partitionKey: 'due_shard', sortKey: 'due_at' },
   /** Spreads the due index over a few partitions so no single one gets hot. */
   dueShardCount: 4,
+  /**
+   * The scheduled reconciler's cursor: one small control item in the same table, under a partition
+   * key no idempotency key can take (keys are derived hex digests), never in an index.
+   */
+  reconcileCursorKey: { pk: '_control#reconciler', sk: 'CURSOR' },
+  /** Consecutive failures of an item the reconciler could not read or handle (never indexed). */
+  poisonCountAttribute: 'poison_count',
 } as const;
 
 /**

@@ -23,13 +23,17 @@ import type {
 import { isFinal } from '../../domain/notification.js';
 import type {
   AdmitResult,
+  DueEntry,
   DuePage,
+  DueShardPage,
   NotificationStore,
+  PoisonMark,
+  ReconcileCursor,
   StoredCommand,
   TransitionWriteResult,
 } from '../../ports/store.js';
 import { allOf, keyIsFree, stateIs, tallyBelow, versionIs } from './conditions.js';
-import { StoreWriteError, storeFault } from './errors.js';
+import { CorruptItemError, StoreWriteError, storeFault } from './errors.js';
 import {
   admissionEvidence,
   commandItem,
@@ -62,6 +66,7 @@ const MAX_ADMIT_ATTEMPTS = 25;
 
 /** The DynamoDB implementation of {@link NotificationStore} (DESIGN.md section 5). */
 export class DynamoNotificationStore implements NotificationStore {
+  readonly dueShardCount: number = TableSchema.dueShardCount;
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly retentionDays: number;
@@ -327,10 +332,12 @@ export class DynamoNotificationStore implements NotificationStore {
         new UpdateCommand({
           TableName: this.table,
           Key: { [PK]: record.idempotencyKey, [SK]: CMD },
-          UpdateExpression: 'SET #dueAt = :dueAt, #dueShard = :dueShard',
+          // Handled successfully: the item is not poison (any failure count starts again).
+          UpdateExpression: 'SET #dueAt = :dueAt, #dueShard = :dueShard REMOVE #poison',
           ConditionExpression: guard.ConditionExpression,
           ExpressionAttributeNames: {
             ...guard.ExpressionAttributeNames,
+            '#poison': TableSchema.poisonCountAttribute,
             '#dueAt': TableSchema.dueIndex.sortKey,
             '#dueShard': TableSchema.dueIndex.partitionKey,
           },
@@ -378,13 +385,155 @@ export class DynamoNotificationStore implements NotificationStore {
         ),
       );
       this.report('due', out.ConsumedCapacity);
-      for (const item of out.Items ?? []) items.push(recordFromItem(item));
+      for (const item of out.Items ?? []) {
+        try {
+          items.push(recordFromItem(item));
+        } catch (error) {
+          // An item this release cannot read is the reconciler's to isolate (it counts and logs it);
+          // an operator listing must not fail on it.
+          if (!(error instanceof CorruptItemError)) throw error;
+        }
+      }
       position = out.LastEvaluatedKey
         ? { shard: position.shard, lastKey: out.LastEvaluatedKey }
         : { shard: position.shard + 1 };
     }
     const more = position.shard < dueShardCount;
     return more ? { items, cursor: encodeCursor(position) } : { items };
+  }
+
+  async dueInShard(shard: number, now: EpochMs, limit: number, cursor?: string): Promise<DueShardPage> {
+    const { dueIndex } = TableSchema;
+    const start = cursor
+      ? (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Item)
+      : undefined;
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        IndexName: dueIndex.name,
+        KeyConditionExpression: '#shard = :shard AND #due <= :now',
+        ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#due': dueIndex.sortKey },
+        ExpressionAttributeValues: { ':shard': String(shard), ':now': now },
+        Limit: Math.max(1, limit),
+        ...(start ? { ExclusiveStartKey: start } : {}),
+        ...this.capacityMode,
+      }),
+    );
+    this.report('due', out.ConsumedCapacity);
+    const entries = (out.Items ?? []).flatMap((item) => dueEntryOf(item, shard));
+    return out.LastEvaluatedKey
+      ? { entries, cursor: Buffer.from(JSON.stringify(out.LastEvaluatedKey)).toString('base64url') }
+      : { entries };
+  }
+
+  async oldestDue(shard: number, now: EpochMs): Promise<DueEntry | undefined> {
+    return (await this.dueInShard(shard, now, 1)).entries[0];
+  }
+
+  async readReconcileCursor(): Promise<ReconcileCursor> {
+    const { pk, sk } = TableSchema.reconcileCursorKey;
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: { [PK]: pk, [SK]: sk },
+        ConsistentRead: true,
+        ...this.capacityMode,
+      }),
+    );
+    this.report('get', out.ConsumedCapacity);
+    const item = out.Item;
+    if (!item || typeof item.version !== 'number') return { version: 0, shards: {} };
+    const shards =
+      typeof item.shards === 'object' && item.shards !== null ? (item.shards as Record<string, string>) : {};
+    return { version: item.version, shards };
+  }
+
+  async writeReconcileCursor(
+    previousVersion: number,
+    shards: Readonly<Record<string, string>>,
+  ): Promise<boolean> {
+    const { pk, sk } = TableSchema.reconcileCursorKey;
+    const guard =
+      previousVersion === 0
+        ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PK } }
+        : allOf(versionIs(previousVersion));
+    try {
+      const out = await this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          // No due_shard/due_at and no event id: the control item never appears in an index.
+          Item: { [PK]: pk, [SK]: sk, version: previousVersion + 1, shards },
+          ...guard,
+          ...this.capacityMode,
+        }),
+      );
+      this.report('cursor', out.ConsumedCapacity);
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw new StoreWriteError('reconcile cursor write failed', { cause: error });
+    }
+  }
+
+  async markPoison(
+    idempotencyKey: string,
+    at: EpochMs,
+    schedule: (poisonCount: number) => { readonly dueAt: EpochMs; readonly parked: boolean },
+  ): Promise<PoisonMark | undefined> {
+    const key = { [PK]: idempotencyKey, [SK]: CMD };
+    const poison = TableSchema.poisonCountAttribute;
+    let count: number;
+    try {
+      // ADD works on an item whose other attributes this release cannot read.
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key,
+          UpdateExpression: 'ADD #poison :one SET #poisonedAt = :at',
+          ConditionExpression: 'attribute_exists(#pk)',
+          ExpressionAttributeNames: { '#poison': poison, '#poisonedAt': 'poisoned_at', '#pk': PK },
+          ExpressionAttributeValues: { ':one': 1, ':at': at },
+          ReturnValues: 'UPDATED_NEW',
+          ...this.capacityMode,
+        }),
+      );
+      this.report('poison', out.ConsumedCapacity);
+      count = Number(out.Attributes?.[poison] ?? 1);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw new StoreWriteError('poison count write failed', { cause: error });
+    }
+    const next = schedule(count);
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: key,
+          UpdateExpression: `SET #dueAt = :dueAt, #dueShard = :dueShard${next.parked ? ', #parkedAt = :at' : ''}`,
+          // Only the marker of this count moves it: a concurrent worker's later mark wins.
+          ConditionExpression: '#poison = :count',
+          ExpressionAttributeNames: {
+            '#dueAt': TableSchema.dueIndex.sortKey,
+            '#dueShard': TableSchema.dueIndex.partitionKey,
+            '#poison': poison,
+            ...(next.parked ? { '#parkedAt': 'poison_parked_at' } : {}),
+          },
+          ExpressionAttributeValues: {
+            ':dueAt': next.dueAt,
+            ':dueShard': dueShardOf(idempotencyKey),
+            ':count': count,
+            ...(next.parked ? { ':at': at } : {}),
+          },
+          ...this.capacityMode,
+        }),
+      );
+      this.report('poison', out.ConsumedCapacity);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) {
+        throw new StoreWriteError('poison schedule write failed', { cause: error });
+      }
+    }
+    return { poisonCount: count, dueAt: next.dueAt, parked: next.parked };
   }
 
   private async queryAll(input: ConstructorParameters<typeof QueryCommand>[0]): Promise<Item[]> {
@@ -406,6 +555,23 @@ export class DynamoNotificationStore implements NotificationStore {
     } while (startKey);
     return items;
   }
+}
+
+/** A due-index item read leniently: keys and routing fields only, no state or reason validation. */
+function dueEntryOf(item: Item, shard: number): DueEntry[] {
+  const key = item[PK];
+  const dueAt = item[TableSchema.dueIndex.sortKey];
+  if (typeof key !== 'string' || typeof dueAt !== 'number') return [];
+  return [
+    {
+      idempotencyKey: key,
+      shard,
+      dueAt,
+      ...(typeof item.version === 'number' ? { version: item.version } : {}),
+      ...(typeof item.state === 'string' ? { state: item.state } : {}),
+      ...(typeof item.unknown_since === 'number' ? { unknownSince: item.unknown_since } : {}),
+    },
+  ];
 }
 
 function storedFromItem(item: Item): StoredCommand {
@@ -453,6 +619,9 @@ function updateFor(previous: NotificationRecord, next: NotificationRecord) {
     names['#sealed'] = 'sealed_payload';
     removes.push('#sealed');
   }
+  // A transition is a success: an earlier run of poison failures no longer counts.
+  names['#poison'] = TableSchema.poisonCountAttribute;
+  removes.push('#poison');
   const expression = [
     sets.length ? `SET ${sets.join(', ')}` : '',
     removes.length ? `REMOVE ${removes.join(', ')}` : '',

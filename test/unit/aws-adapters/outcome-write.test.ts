@@ -85,6 +85,12 @@ describe('sender store: the message id a provider returned is never lost', () =>
       byEvent: (id) => inner.byEvent(id),
       reschedule: (record, dueAt) => inner.reschedule(record, dueAt),
       due: (now, limit, cursor) => inner.due(now, limit, cursor),
+      dueShardCount: inner.dueShardCount,
+      dueInShard: (...args) => inner.dueInShard(...args),
+      oldestDue: (...args) => inner.oldestDue(...args),
+      readReconcileCursor: () => inner.readReconcileCursor(),
+      writeReconcileCursor: (...args) => inner.writeReconcileCursor(...args),
+      markPoison: (...args) => inner.markPoison(...args),
       transition: async (applied) => {
         const result = await inner.transition(applied);
         if (lost-- > 0) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });

@@ -108,6 +108,8 @@ export function aGoodDataset(): ChaosDataset {
       }),
       JSON.stringify({ level: 'INFO', message: 'reconciled', timestamp: iso(T0), ttl: 1_799_999_999 }),
     ],
+    observedAt: T0 + 60_000,
+    stuckBoundMs: 30_000,
     secrets: { phones: [PHONE], codes: [CODE], urls: [URL_SECRET] },
     admissions: [
       {

@@ -40,7 +40,60 @@ describe('chaos invariants', () => {
       ['privacy', 0],
       ['misattributed', 0],
       ['stale', 0],
+      ['stuck', 0],
     ]);
+  });
+
+  describe('stuck', () => {
+    /** The good dataset with `k-exp` left in `state` from `at` on, and the run observed at `observedAt`. */
+    function withUndecided(observedAt: number, expiredAt?: number) {
+      const good = aGoodDataset();
+      const exp = good.commands.find((c) => c.idempotencyKey === 'k-exp');
+      if (!exp) throw new Error('fixture: k-exp missing');
+      const admission = good.evidence.filter((e) => e.idempotencyKey === 'k-exp' && e.seq === 1);
+      const others = good.evidence.filter((e) => e.idempotencyKey !== 'k-exp');
+      const trail =
+        expiredAt === undefined
+          ? admission
+          : [
+              ...admission,
+              {
+                ...(good.evidence.find(
+                  (e) => e.idempotencyKey === 'k-exp' && e.seq === 2,
+                ) as (typeof good.evidence)[0]),
+                at: expiredAt,
+              },
+            ];
+      const record = expiredAt === undefined ? { ...exp, state: 'accepted' as const, version: 1 } : exp;
+      return {
+        ...good,
+        observedAt,
+        commands: good.commands.map((c) => (c.idempotencyKey === 'k-exp' ? record : c)),
+        evidence: [...others, ...trail],
+      };
+    }
+
+    it('counts a command still undecided longer than the bound past its expiry', () => {
+      // Prepare: k-exp expires at T0 + 7 s; observed 60 s later, still accepted.
+      const dataset = withUndecided(T0 + 7_000 + 60_000);
+      // Act
+      const result = checkAll(dataset).find((r) => r.name === 'stuck');
+      // Assess
+      expect(result).toMatchObject({ count: 1, keys: ['k-exp'] });
+    });
+
+    it('counts a command expired only long after its expiry, from the trail', () => {
+      const dataset = withUndecided(T0 + 200_000, T0 + 7_000 + 45_000);
+      const result = checkAll(dataset).find((r) => r.name === 'stuck');
+      expect(result?.count).toBe(1);
+    });
+
+    it('accepts a command decided within the bound, and one observed before its expiry + bound', () => {
+      const onTime = withUndecided(T0 + 200_000, T0 + 7_000 + 20_000);
+      const young = withUndecided(T0 + 7_000 + 10_000);
+      expect(checkAll(onTime).find((r) => r.name === 'stuck')?.count).toBe(0);
+      expect(checkAll(young).find((r) => r.name === 'stuck')?.count).toBe(0);
+    });
   });
 
   it('duplicates: a second accepted message for a key', () => {
@@ -116,6 +169,8 @@ describe('chaos invariants', () => {
     } as (typeof good.commands)[1];
     const dataset = {
       ...good,
+      // Observed before its expiry + the stuck bound: only `lost` applies.
+      observedAt: T0 + 10_000,
       commands: [good.commands[0], stuck] as typeof good.commands,
       evidence: [
         ...good.evidence.filter((e) => e.idempotencyKey !== 'k-exp'),

@@ -1,0 +1,319 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../shared/domain/clock.js';
+import type { ReconcileDeps } from '../../../shared/usecases/reconcile-due.js';
+import { POISON_POLICY, reconcileDue, reconcileKey } from '../../../shared/usecases/reconcile-due.js';
+import { MemoryNotificationStore } from '../../support/memory-store.js';
+import {
+  acceptedRecord,
+  countingProvider,
+  keyOnShard,
+  POLICY,
+  plant,
+  recordingQueue,
+  switchableCipher,
+  T0,
+  unknownRecord,
+} from '../../support/reconcile-fixtures.js';
+
+function aWorld(overrides: Partial<ReconcileDeps> = {}) {
+  const store = new MemoryNotificationStore();
+  const cipher = switchableCipher();
+  const provider =
+    (overrides.provider as ReturnType<typeof countingProvider> | undefined) ?? countingProvider();
+  const queue = recordingQueue();
+  const clock = new ManualClock(T0 + 5_000);
+  const errors: unknown[] = [];
+  const deps: ReconcileDeps = {
+    store,
+    cipher,
+    provider,
+    queue,
+    clock,
+    policy: POLICY,
+    onItemError: (report) => errors.push(report),
+    ...overrides,
+  };
+  return { store, cipher, provider, queue, clock, errors, deps };
+}
+
+describe('reconcileDue: fair, complete passes', () => {
+  it('serves every shard in every pass even when shard 0 alone holds more than a pass', async () => {
+    // Prepare: 300 due unknowns on shard 0, 2 on each other shard; a pass of 40.
+    const world = aWorld({ maxItems: 40 });
+    const deep = Array.from({ length: 300 }, () => keyOnShard(0));
+    const shallow = [1, 2, 3].flatMap((shard) => [keyOnShard(shard), keyOnShard(shard)]);
+    for (const key of [...deep, ...shallow]) await plant(world.store, world.cipher, unknownRecord(key));
+    // Act
+    const first = await reconcileDue(world.deps);
+    // Assess: every shard was read, and every shallow key was looked up in this first pass.
+    expect(first.shardEntries.slice(1)).toEqual([2, 2, 2]);
+    const looked = new Set(world.provider.lookups.map((l) => l.idempotencyKey));
+    for (const key of shallow) expect(looked).toContain(key);
+    expect(first.examined).toBeLessThanOrEqual(40);
+  });
+
+  it('continues each shard where the previous pass stopped (the cursor survives between passes)', async () => {
+    // Prepare: a fan-out pass (nothing is handled, so nothing moves in the index).
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 20, reconcileQueue });
+    const deep = Array.from({ length: 50 }, () => keyOnShard(0));
+    for (const key of deep) await plant(world.store, world.cipher, unknownRecord(key));
+    // Act: three passes over the same unchanged index.
+    const passes = [];
+    for (let i = 0; i < 3; i++) {
+      reconcileQueue.messages.length = 0;
+      passes.push({
+        summary: await reconcileDue(world.deps),
+        keys: reconcileQueue.messages.map((m) => m.idempotencyKey),
+      });
+    }
+    // Assess: 20, 20, then the last 10; no key twice before the sweep wraps; all 50 covered.
+    expect(passes.map((p) => p.keys.length)).toEqual([20, 20, 10]);
+    const all = passes.flatMap((p) => p.keys);
+    expect(new Set(all).size).toBe(50);
+    expect(passes[2]?.summary.shardsWrapped).toBe(4);
+    expect(world.provider.lookups).toHaveLength(0);
+  });
+
+  it('logs a key the reconcile queue refused and reads its shard again next pass', async () => {
+    // Prepare: the queue refuses every key of shard 2; 12 due entries there, a pass of 8 (2 per shard + rest).
+    const accepted: string[] = [];
+    const refusing = {
+      async enqueue(
+        batch: ReadonlyArray<{ readonly id: string; readonly message: { idempotencyKey: string } }>,
+      ) {
+        const failed = batch.filter((b) => b.id.startsWith('refused')).map((b) => b.id);
+        accepted.push(...batch.filter((b) => !failed.includes(b.id)).map((b) => b.id));
+        return { failed };
+      },
+    };
+    const world = aWorld({ maxItems: 8, reconcileQueue: refusing });
+    for (let i = 0; i < 12; i++)
+      await plant(world.store, world.cipher, unknownRecord(keyOnShard(2, 'refused'), { dueAt: T0 + i }));
+    // Act
+    const first = await reconcileDue(world.deps);
+    const second = await reconcileDue(world.deps);
+    // Assess: the same oldest entries are offered again, and every refusal was logged with its key.
+    expect(first.enqueueFailed).toBe(8);
+    expect(second.enqueueFailed).toBe(8);
+    expect(world.errors).toHaveLength(16);
+    expect(world.errors[0]).toMatchObject({ action: 'retry', cause: { code: 'reconcile_enqueue_failed' } });
+    expect(world.errors.slice(0, 8)).toEqual(world.errors.slice(8));
+    expect(accepted).toEqual([]);
+  });
+
+  it('reports the oldest unknown of every shard, even when the cursor has moved past it', async () => {
+    // Prepare: shard 3 holds an unknown that began 20 minutes ago, then 6 newer due entries; nothing
+    // is handled between passes (fan-out to a queue nobody reads).
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 4, reconcileQueue });
+    const old = unknownRecord(keyOnShard(3), {
+      now: T0 - 20 * 60_000,
+      dueAt: T0 - 60_000,
+      expiresInMs: 60 * 60_000,
+    });
+    await plant(world.store, world.cipher, old);
+    for (let i = 0; i < 6; i++)
+      await plant(world.store, world.cipher, unknownRecord(keyOnShard(3), { dueAt: T0 + i }));
+    // Act
+    await reconcileDue(world.deps);
+    reconcileQueue.messages.length = 0;
+    const second = await reconcileDue(world.deps);
+    // Assess: the second pass did not read the old entry, and still reports its age and lag.
+    expect(reconcileQueue.messages.map((m) => m.idempotencyKey)).not.toContain(old.idempotencyKey);
+    expect(second.oldestUnknownAgeMs).toBe(T0 + 5_000 - (old.unknownSince ?? 0));
+    expect(second.oldestDueLagMs).toBe(65_000);
+  });
+});
+
+describe('reconcileKey: poison isolation', () => {
+  it('a due item with an unknown reason code no longer makes the pass throw; it is counted and moved', async () => {
+    // Prepare
+    const world = aWorld();
+    const poison = unknownRecord(keyOnShard(0));
+    const healthy = unknownRecord(keyOnShard(0));
+    await plant(world.store, world.cipher, poison);
+    await plant(world.store, world.cipher, healthy);
+    world.store.plantCorrupt(poison.idempotencyKey, 'unknown reason reconciled_by_v2');
+    // Act
+    const summary = await reconcileDue(world.deps);
+    // Assess
+    expect(summary).toMatchObject({ poisoned: 1, parked: 0, lookups: 1 });
+    expect(world.store.poisonOf(poison.idempotencyKey)).toEqual({ poisonCount: 1, parked: false });
+    const moved = world.store.records().find((r) => r.idempotencyKey === poison.idempotencyKey);
+    expect(moved?.dueAt).toBe(T0 + 5_000 + POISON_POLICY.retryBaseMs);
+    expect(world.errors).toEqual([
+      expect.objectContaining({
+        idempotencyKey: poison.idempotencyKey,
+        action: 'poisoned',
+        cause: expect.objectContaining({ name: 'CorruptItemError', code: 'corrupt_item' }),
+      }),
+    ]);
+  });
+
+  it('parks an item after the retry cap, never deleting it', async () => {
+    // Prepare
+    const world = aWorld();
+    const poison = unknownRecord(keyOnShard(2));
+    await plant(world.store, world.cipher, poison);
+    world.store.plantCorrupt(poison.idempotencyKey, 'unknown state archived');
+    // Act: one failure per retry.
+    const reports = [];
+    for (let i = 0; i < POISON_POLICY.maxRetries; i++) {
+      reports.push(await reconcileKey(world.deps, poison.idempotencyKey));
+      world.clock.advance(POISON_POLICY.retryMaxMs);
+    }
+    // Assess
+    expect(reports.at(-1)).toEqual({ kind: 'poisoned', poisonCount: POISON_POLICY.maxRetries, parked: true });
+    expect(world.store.poisonOf(poison.idempotencyKey).parked).toBe(true);
+    expect(world.store.records().map((r) => r.idempotencyKey)).toContain(poison.idempotencyKey);
+    expect(world.errors.at(-1)).toMatchObject({ action: 'parked' });
+  });
+
+  it('logs causes without the phone number or the code', async () => {
+    // Prepare: a provider whose error text carries the number (a badly behaved SDK).
+    const world = aWorld();
+    const record = unknownRecord(keyOnShard(3));
+    await plant(world.store, world.cipher, record);
+    world.store.plantCorrupt(record.idempotencyKey, 'bad attribute near +14155550123 483920');
+    // Act
+    await reconcileDue(world.deps);
+    // Assess
+    const text = JSON.stringify(world.errors);
+    expect(text).toContain(record.idempotencyKey);
+    expect(text).not.toContain('14155550123');
+    expect(text).not.toContain('483920');
+  });
+
+  it('leaves an item as it is on a transient store fault and rethrows (the queue retries it)', async () => {
+    // Prepare: the store is throttled for this key's reads.
+    const key = keyOnShard(1);
+    const store = new MemoryNotificationStore({
+      beforeOperation: (operation, k) => {
+        if (operation === 'get' && k === key) {
+          const error = new Error('Rate exceeded');
+          error.name = 'ThrottlingException';
+          throw error;
+        }
+      },
+    });
+    const world = aWorld({ store });
+    await plant(store, world.cipher, unknownRecord(key));
+    // Act / Assess
+    await expect(reconcileKey(world.deps, key)).rejects.toThrow('Rate exceeded');
+    expect(store.poisonOf(key).poisonCount).toBe(0);
+    expect(world.errors).toEqual([expect.objectContaining({ action: 'retry' })]);
+  });
+});
+
+describe('reconcileKey: expiry never depends on decryption or the provider', () => {
+  it('expires an unknown past its deadline and drops the payload while the cipher fails', async () => {
+    // Prepare: token expired a second ago; KMS refuses every decryption.
+    const world = aWorld();
+    const record = unknownRecord(keyOnShard(0), { expiresInMs: 60_000 });
+    await plant(world.store, world.cipher, record);
+    world.cipher.failing = true;
+    world.clock.set(record.expiresAt + 1_000);
+    // Act
+    const report = await reconcileKey(world.deps, record.idempotencyKey);
+    // Assess
+    expect(report).toMatchObject({ kind: 'transitioned', to: 'expired', reason: 'unknown_at_expiry' });
+    expect(world.store.sealedPayloadOf(record.idempotencyKey)).toBeUndefined();
+    expect(world.provider.lookups).toHaveLength(0);
+  });
+
+  it('expires an unknown past its deadline while the provider throws', async () => {
+    // Prepare
+    const provider = countingProvider(() => {
+      throw new Error('socket hang up');
+    });
+    const world = aWorld({ provider });
+    const record = unknownRecord(keyOnShard(1), { expiresInMs: 60_000 });
+    await plant(world.store, world.cipher, record);
+    world.clock.set(record.expiresAt);
+    // Act
+    const report = await reconcileKey(world.deps, record.idempotencyKey);
+    // Assess
+    expect(report).toMatchObject({ kind: 'transitioned', to: 'expired' });
+    expect(world.store.sealedPayloadOf(record.idempotencyKey)).toBeUndefined();
+  });
+
+  it('before expiry, an unreadable payload is an inconclusive read: rescheduled, not poison', async () => {
+    // Prepare
+    const world = aWorld();
+    const record = unknownRecord(keyOnShard(2));
+    await plant(world.store, world.cipher, record);
+    world.cipher.failing = true;
+    // Act
+    const report = await reconcileKey(world.deps, record.idempotencyKey);
+    // Assess
+    expect(report).toMatchObject({
+      kind: 'transitioned',
+      to: 'dispatch_unknown',
+      reason: 'reconcile_inconclusive',
+    });
+    expect(world.store.poisonOf(record.idempotencyKey).poisonCount).toBe(0);
+    expect(world.errors).toEqual([
+      expect.objectContaining({
+        action: 'retry',
+        cause: expect.objectContaining({ name: 'DisabledException' }),
+      }),
+    ]);
+  });
+
+  it('expires an accepted command past its deadline without opening anything', async () => {
+    // Prepare
+    const world = aWorld();
+    const { next } = acceptedRecord(keyOnShard(3), T0, 60_000);
+    await plant(world.store, world.cipher, { ...next, dueAt: T0 });
+    world.cipher.failing = true;
+    world.clock.set(next.expiresAt);
+    const before = world.cipher.decryptions;
+    // Act
+    const report = await reconcileKey(world.deps, next.idempotencyKey);
+    // Assess
+    expect(report).toMatchObject({ kind: 'transitioned', to: 'expired', reason: 'expired_before_dispatch' });
+    expect(world.cipher.decryptions).toBe(before);
+  });
+});
+
+describe('reconcileKey: duplicates and receipts', () => {
+  it('a second message for a key already handled is a skip (no second lookup)', async () => {
+    // Prepare
+    const world = aWorld();
+    const record = unknownRecord(keyOnShard(0));
+    await plant(world.store, world.cipher, record);
+    // Act
+    const first = await reconcileKey(world.deps, record.idempotencyKey);
+    const second = await reconcileKey(world.deps, record.idempotencyKey);
+    // Assess
+    expect(first.kind).toBe('transitioned');
+    expect(second).toEqual({ kind: 'skipped', why: 'not_due' });
+    expect(world.provider.lookups).toHaveLength(1);
+  });
+
+  it('does not status-poll a sent message before the receipt grace time, then polls as a fallback', async () => {
+    // Prepare: found as sent; the provider pushes receipts; grace 60 s.
+    const provider = countingProvider((ref) => ({
+      kind: 'found',
+      messageId: ref.messageId ?? 'SM1',
+      status: 'sent',
+    }));
+    const world = aWorld({ provider, receiptGraceMs: 60_000 });
+    const record = unknownRecord(keyOnShard(1));
+    await plant(world.store, world.cipher, record);
+    // Act
+    const found = await reconcileKey(world.deps, record.idempotencyKey);
+    const after = world.store.records().find((r) => r.idempotencyKey === record.idempotencyKey);
+    world.clock.advance(POLICY.statusPollMs);
+    const early = await reconcileKey(world.deps, record.idempotencyKey);
+    world.clock.set((after?.dueAt ?? 0) + 1);
+    const fallback = await reconcileKey(world.deps, record.idempotencyKey);
+    // Assess
+    expect(found).toMatchObject({ kind: 'transitioned', to: 'sent' });
+    expect(after?.dueAt).toBe(T0 + 5_000 + 60_000);
+    expect(early).toEqual({ kind: 'skipped', why: 'not_due' });
+    expect(fallback).toEqual({ kind: 'rescheduled', lookup: true });
+    expect(world.provider.lookups).toHaveLength(2);
+  });
+});
