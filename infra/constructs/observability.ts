@@ -534,7 +534,7 @@ export class Observability extends Construct {
       new GraphWidget({ title: 'Oldest due lag (ms)', left: [m.oldestDueLag], width }),
       new GraphWidget({ title: 'Poison items (marked / parked)', left: [m.poisoned, m.parked], width }),
     );
-    this.dashboard.addWidgets(
+    dashboard.addWidgets(
       new GraphWidget({
         title: 'Function errors',
         left: Object.values(fn).map((f) => f.metricErrors({ period: FIVE_MINUTES })),

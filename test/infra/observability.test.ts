@@ -80,6 +80,20 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     expect(parked.some((f) => JSON.stringify(f.MetricTransformations).includes('$.parked'))).toBe(true);
   });
 
+  it('alarms when due items wait longer than the unknown-age alarm (a backlog the workers do not drain)', () => {
+    // Act
+    const alarm = alarmAbout('due items wait longer');
+
+    // Assess
+    expect(alarm).toMatchObject({ MetricName: 'OldestDueLagMs', Statistic: 'Maximum', EvaluationPeriods: 2 });
+    const filters = Object.values(template.findResources('AWS::Logs::MetricFilter')).map(
+      (f) => (f as { Properties: Props }).Properties,
+    );
+    expect(filters.some((f) => JSON.stringify(f.MetricTransformations).includes('$.oldestDueLagMs'))).toBe(
+      true,
+    );
+  });
+
   it('alarms when stream records reach the forwarder failure queue', () => {
     const alarm = alarmAbout('forwarder failure queue');
     expect(alarm).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0 });
@@ -285,7 +299,10 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
 
   it('alarms when the oldest dispatch message waits longer than the queue safety net', () => {
     // Prepare
-    const queue = onlyResource(template, 'AWS::SQS::Queue', { RedrivePolicy: Match.anyValue() });
+    // Two queues redrive to a DLQ (dispatch and reconcile): the alarm watches the dispatch queue.
+    const withRedrive = Object.keys(
+      template.findResources('AWS::SQS::Queue', { Properties: { RedrivePolicy: Match.anyValue() } }),
+    );
 
     // Act
     const alarm = alarmAbout('oldest dispatch message');
@@ -297,7 +314,9 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
       Threshold: 300,
       EvaluationPeriods: 3,
     });
-    expect(queueOf(alarm)).toBe(queue.logicalId);
+    expect(withRedrive).toHaveLength(2);
+    expect(withRedrive).toContain(queueOf(alarm));
+    expect(queueOf(alarm)).toMatch(/DispatchQueue/);
   });
 
   it('alarms on receipt signature failures in the service namespace', () => {
@@ -352,6 +371,10 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
         'forwarderThrottles',
         'senderThrottles',
         'reconcilerThrottles',
+        'reconcileWorkerThrottles',
+        'reconcilePoisonParked',
+        'reconcileDeadLetters',
+        'reconcileLag',
         'apiServerErrors',
         'apiLatency',
         'oldestDispatchUnknown',
@@ -360,7 +383,7 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
         'smsSpend',
       ].sort(),
     );
-    expect(alarms).toHaveLength(19);
+    expect(alarms).toHaveLength(23);
   });
 
   it('has a dashboard that shows every alarm', () => {

@@ -132,7 +132,8 @@ describe('without a Twilio provider (sns, the default)', () => {
 
     // Assess
     template.resourcePropertiesCountIs('AWS::ApiGatewayV2::Route', { RouteKey: ROUTE_KEY }, 0);
-    expect(Object.keys(template.findResources('AWS::Lambda::Function'))).toHaveLength(4);
+    // api, forwarder, sender, reconciler, reconcile worker: no receipts function.
+    expect(Object.keys(template.findResources('AWS::Lambda::Function'))).toHaveLength(5);
     expect(envOf(template, 'calls the SMS provider once').PROVIDER_STATUS_CALLBACK_BASE).toBeUndefined();
   });
 });

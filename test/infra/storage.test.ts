@@ -143,7 +143,8 @@ describe('storage: the notification table and its keys', () => {
     const readers = functions.filter(
       (f) => referencedId(f.Properties.Environment.Variables.FINGERPRINT_KEY_SECRET_ARN) === secret.logicalId,
     );
-    expect(readers).toHaveLength(4);
+    // api, forwarder, sender, reconciler and reconcile worker share one environment.
+    expect(readers).toHaveLength(5);
   });
 
   it('uses a given SSM parameter or secret instead, and generates none', () => {
