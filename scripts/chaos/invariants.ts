@@ -393,7 +393,8 @@ export function checkAdmissions(
     const key = event.idempotencyKey;
     const isStored = stored.has(key);
     const statuses = event.responses.map((r) => r.status);
-    const unexpected = statuses.filter((s) => ![200, 202, 409, 422].includes(s) && s < 500);
+    // 429: the destination's budget was spent (several resets to one number): allowed, if it stores nothing.
+    const unexpected = statuses.filter((s) => ![200, 202, 409, 422, 429].includes(s) && s < 500);
     if (unexpected.length) problems.push(`${key}: unexpected statuses ${unexpected.join(',')}`);
     if (statuses.filter((s) => s === 202).length > 1) problems.push(`${key}: more than one 202`);
     const winners = new Set(event.responses.filter((r) => r.status < 300).map((r) => r.variant));
@@ -402,8 +403,12 @@ export function checkAdmissions(
       if (r.status === 409 && winners.has(r.variant)) problems.push(`${key}: 409 for the accepted payload`);
       if (r.status === 409 && !isStored) problems.push(`${key}: 409 but nothing is stored`);
       if (r.status === 422 && r.code !== 'already_expired') problems.push(`${key}: 422 ${r.code ?? ''}`);
+      if (r.status === 429 && r.code !== undefined && r.code !== 'destination_rate_limited')
+        problems.push(`${key}: 429 ${r.code}`);
     }
     if (!isStored && winners.size > 0) problems.push(`${key}: 2xx but nothing is stored`);
+    if (statuses.includes(429) && (isStored || winners.size > 0))
+      problems.push(`${key}: refused as rate limited but admitted`);
     if (event.kind === 'too_late') {
       if (isStored) problems.push(`${key}: rejected as too late but stored`);
       if (statuses.some((s) => s !== 422 && s < 500)) problems.push(`${key}: too late but not rejected`);

@@ -259,6 +259,31 @@ describe('chaos invariants', () => {
     expectOnlyFailure({ ...good, admissions: [storedLate] }, 'admission');
   });
 
+  it('admission: a 429 (destination budget spent) is fine for a key that stored nothing, never for an admitted one', () => {
+    // Prepare
+    const good = aGoodDataset();
+    const refused = {
+      idempotencyKey: 'k-refused',
+      kind: 'normal' as const,
+      responses: [{ variant: 'original' as const, status: 429, code: 'destination_rate_limited' }],
+    };
+    const refusedButStored = {
+      idempotencyKey: 'k-ok',
+      kind: 'normal' as const,
+      responses: [
+        { variant: 'original' as const, status: 202 },
+        { variant: 'original' as const, status: 429, code: 'destination_rate_limited' },
+      ],
+    };
+
+    // Act
+    const fine = checkAll({ ...good, admissions: [refused] });
+
+    // Assess
+    expect(fine.find((r) => r.name === 'admission')?.count).toBe(0);
+    expectOnlyFailure({ ...good, admissions: [refusedButStored] }, 'admission');
+  });
+
   it('admission: responses that retried 5xx before succeeding are fine', () => {
     const good = aGoodDataset();
     const retried = {
