@@ -39,6 +39,7 @@ describe('chaos (short soak)', () => {
       privacy: 0,
       misattributed: 0,
       stale: 0,
+      stuck: 0,
     });
     expect(result.stats.settled).toBe(true);
     // Receipts reached the stack's own route, all signed; message faults ran where the simulator has them.

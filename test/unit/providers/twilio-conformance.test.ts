@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
@@ -32,19 +32,16 @@ import {
 } from './support.js';
 
 /**
- * Twilio's OpenAPI document lives next to the repository (`../shared/reference/twilio/`), or
- * wherever TWILIO_OPENAPI_FILE says; the nearest `shared/reference/twilio` up the tree wins (a
- * worktree sits one level deeper than the main checkout). Missing, the tests fail: never skipped.
+ * The Messages part of Twilio's OpenAPI document (REST API v2010, MIT licence), extracted from the
+ * full document with every schema it references and committed with the tests
+ * (`test/fixtures/twilio/`), so a clean clone needs nothing beside it. TWILIO_OPENAPI_FILE points
+ * the tests at another copy (the full document validates the same).
  */
 function findOpenApiFile(): string {
   const fromEnv = process.env.TWILIO_OPENAPI_FILE;
   if (fromEnv) return fromEnv;
-  let dir = resolve(import.meta.dirname, '../../..');
-  for (let up = 0; up < 4; up += 1) {
-    const candidate = join(dir, 'shared/reference/twilio/twilio_api_v2010.json');
-    if (existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
+  const committed = resolve(import.meta.dirname, '../../fixtures/twilio/twilio_api_v2010.messages.json');
+  if (existsSync(committed)) return committed;
   throw new Error('Twilio OpenAPI document not found: set TWILIO_OPENAPI_FILE');
 }
 const OPENAPI_FILE = findOpenApiFile();
