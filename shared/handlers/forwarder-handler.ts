@@ -14,6 +14,23 @@ export interface ForwarderDeps {
 type Image = Record<string, AttributeValue>;
 
 /**
+ * An image the SDK cannot unmarshall is no command to forward (DynamoDB Local's stream renders an
+ * empty map, as in the reconciler's cursor item, as `{}`): it is left out instead of failing the
+ * whole batch, which would stop every dispatch behind it. A command image never has that shape,
+ * and the reconciler's safety net re-drives any accepted command the queue did not get.
+ */
+function readable(
+  field: 'oldImage' | 'newImage',
+  image: Image,
+): { [K in typeof field]?: Record<string, unknown> } {
+  try {
+    return { [field]: unmarshall(image) };
+  } catch {
+    return {};
+  }
+}
+
+/**
  * DynamoDB stream batch -> dispatch queue (keys only). Failed records are reported by sequence
  * number, so Lambda retries from the first failure instead of the whole batch.
  */
@@ -27,8 +44,8 @@ export function createForwarderHandler(deps: ForwarderDeps) {
         {
           id,
           eventName,
-          ...(record.dynamodb?.OldImage ? { oldImage: unmarshall(record.dynamodb.OldImage as Image) } : {}),
-          ...(record.dynamodb?.NewImage ? { newImage: unmarshall(record.dynamodb.NewImage as Image) } : {}),
+          ...(record.dynamodb?.OldImage ? readable('oldImage', record.dynamodb.OldImage as Image) : {}),
+          ...(record.dynamodb?.NewImage ? readable('newImage', record.dynamodb.NewImage as Image) : {}),
         },
       ];
     });
