@@ -15,6 +15,7 @@
  * The simulator is being rewritten to behave exactly like Twilio (no reference fields, absence only
  * from content listings); these figures are provisional until it lands.
  */
+import { randomInt } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { scanTable } from '../local/resources.js';
 import { startLocalStack } from '../local/stack.js';
@@ -43,8 +44,9 @@ const BROWNOUT_ENV = {
   QUEUE_SAFETY_NET_SECONDS: '15',
   QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
   DISPATCH_MARGIN_SECONDS: '5',
-  // Nothing in the local stack consumes status callbacks yet.
-  PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
+  // Every reset goes to one number: the destination budget (3 per 15 min) has its own section.
+  DESTINATION_LIMITS: 'off',
+  // Status callbacks go to the stack's own receipts route (the local default), as Twilio's would.
 } as const;
 const RECONCILE_INTERVAL_MS = 2_000;
 const SETTLE_MS = Number(BROWNOUT_ENV.RECONCILE_SETTLE_SECONDS) * 1000;
@@ -151,7 +153,11 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
     for (let i = 0; Date.now() - start < brownoutMs; i++) {
       const due = start + (i * 1000) / ratePerSecond;
       if (due > Date.now()) await sleep(due - Date.now());
-      const body = requestBody(Date.now(), { expires_at: new Date(Date.now() + tokenLifeMs).toISOString() });
+      // A fresh code per reset, as real resets have: content lookups match a key's own secret.
+      const body = requestBody(Date.now(), {
+        expires_at: new Date(Date.now() + tokenLifeMs).toISOString(),
+        params: { code: String(100_000 + randomInt(900_000)) },
+      });
       posts.push(
         fetch(`${stack.apiUrl}/v1/notifications`, {
           method: 'POST',
