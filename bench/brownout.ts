@@ -233,7 +233,7 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
       title: `brownout: ${admitted.size} commands, 50 % timeout-after-accept for ${brownoutMs / 1000} s`,
       tables: [
         {
-          caption: 'Figures (full local pipeline; provisional until the honest simulator lands)',
+          caption: "Figures (full local pipeline, honest simulator, receipts on the stack's own route)",
           headers: ['figure', 'value'],
           rows: Object.entries(figures).map(([k, v]) => [k, String(v)]),
         },
@@ -244,7 +244,7 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
         },
       ],
       notes: [
-        `Admissions at ${ratePerSecond}/s, token life ${tokenLifeMs / 1000} s, reconcile interval ${RECONCILE_INTERVAL_MS / 1000} s, settle ${SETTLE_MS / 1000} s, provider timeout ${BROWNOUT_ENV.PROVIDER_TIMEOUT_MS} ms; reconcile workers 4; no receipts route locally (status polling).`,
+        `Admissions at ${ratePerSecond}/s, token life ${tokenLifeMs / 1000} s, reconcile interval ${RECONCILE_INTERVAL_MS / 1000} s, settle ${SETTLE_MS / 1000} s, provider timeout ${BROWNOUT_ENV.PROVIDER_TIMEOUT_MS} ms; reconcile workers 4; 50 % of messages lose their status callbacks.`,
         `Unknown episodes: ${episodes.truth.length} resolved by the provider's truth, ${episodes.stillOpen} still open at the end; p50 time to truth ${fmt(percentile(episodes.truth, 50) / 1000, 2)} s.`,
       ],
       targets: [
