@@ -53,6 +53,7 @@ import {
   type EventSpec,
   eventSpec,
   faultPhase,
+  MAX_LIST_LAG_FACTOR,
   type PumpingEvent,
   pumpingEvents,
   requestBody,
@@ -223,6 +224,11 @@ const AWS_MAX_NORMAL_LIFE_MS = 60_000;
 const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** The list-lag allowance a run declares: above the longest `list_lag` fault it injects. */
+export function listLagAllowanceSecondsFor(mix: Pick<ChaosMix, 'settleMs'>): number {
+  return Math.ceil((mix.settleMs * MAX_LIST_LAG_FACTOR) / 1000) + 2;
+}
+
 /** Runs one chaos soak and returns its verdict. Never throws for an invariant failure. */
 export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult> {
   const noAbsenceProof = options.provider === 'sns' || options.provider === 'eum';
@@ -243,7 +249,14 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   const provider = options.provider ?? 'twilio';
   const aws = provider === 'sns' || provider === 'eum';
   const cipherFaults = createCipherFaultInjector(seed, mix.decryptFailureProbability);
-  let env: Record<string, string> = { ...CHAOS_ENV, ...(options.env ?? {}) };
+  let env: Record<string, string> = {
+    ...CHAOS_ENV,
+    // The deployment's list-lag allowance covers the longest lag the run injects (3 x settle): an
+    // allowance is what the operator declares Twilio's lag to be bounded by. Lag beyond it is caught
+    // only by the canary's tripwire, which cannot prove anything per message (docs/chaos.md).
+    PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: String(listLagAllowanceSecondsFor(mix)),
+    ...(options.env ?? {}),
+  };
   // The provider runs in its own thread, and the provider adapter's requests are sent there: the tap
   // is installed before the stack starts, because the adapter picks up the global fetch when built.
   let simulator: SimulatorThread | undefined;
@@ -488,6 +501,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     const pump = async (event: PumpingEvent) => {
       const spec = event.spec;
       specs.push(spec);
+      // As for the normal events: the SNS oracle must know this reset's secret to attribute its message.
+      if (provider === 'sns') await registerSecrets(simUrl, spec);
       const body = JSON.stringify(requestBody(spec, Date.now() + spec.lifeMs));
       const responses = await Promise.all(
         Array.from({ length: spec.duplicates }, () => post(spec, 'original', body)),

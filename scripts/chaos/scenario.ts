@@ -361,7 +361,11 @@ function messageFaultsFor(rng: Rng, mix: ChaosMix): MessageFaultPlan[] {
         // Twilio's Message Redaction is an account setting: on for every message while it is on.
         return { mode, probability: 1 };
       case 'list_lag':
-        return { mode, probability, ms: Math.round(mix.settleMs * (1.5 + rng.next() * 1.5)) };
+        return {
+          mode,
+          probability,
+          ms: Math.round(mix.settleMs * (1.5 + rng.next() * (MAX_LIST_LAG_FACTOR - 1.5))),
+        };
       case 'receipt_delay':
         return { mode, probability, ms: rng.int(500, 8_000) };
       case 'fail_not_sent':
@@ -371,6 +375,9 @@ function messageFaultsFor(rng: Rng, mix: ChaosMix): MessageFaultPlan[] {
     }
   });
 }
+
+/** The longest injected list lag, as a multiple of the settle time (drawn from 1.5 to this). */
+export const MAX_LIST_LAG_FACTOR = 3;
 
 /** Every dispatch step a crash can be injected at. */
 export const CRASH_STEPS: readonly DispatchStep[] = Object.values(Steps);

@@ -48,7 +48,13 @@ export function createReconcileWorkerHandler(deps: ReconcileWorkerDeps) {
       const body = parseDispatchBody(record.body);
       if (!body || seen.has(body.idempotency_key)) return [];
       seen.add(body.idempotency_key);
-      return [{ messageId: record.messageId, key: body.idempotency_key }];
+      return [
+        {
+          messageId: record.messageId,
+          key: body.idempotency_key,
+          ...(body.due_at === undefined ? {} : { dueAt: body.due_at }),
+        },
+      ];
     });
     let next = 0;
     const lanes = Array.from({ length: Math.min(deps.concurrency ?? 4, work.length) }, async () => {
@@ -57,7 +63,11 @@ export function createReconcileWorkerHandler(deps: ReconcileWorkerDeps) {
         if (!item) break;
         summary.examined++;
         try {
-          const report = await reconcileKey(deps, item.key);
+          const report = await reconcileKey(
+            deps,
+            item.key,
+            item.dueAt === undefined ? {} : { dueAt: item.dueAt },
+          );
           tally(summary, report);
           deps.onReport?.(item.key, report);
         } catch {

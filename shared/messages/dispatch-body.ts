@@ -7,6 +7,8 @@
 export interface DispatchMessageBody {
   readonly idempotency_key: string;
   readonly version: number;
+  /** Reconcile queue only: the due time the pass read (see `DispatchMessage.dueAt`). */
+  readonly due_at?: number;
 }
 
 /** Parses a queue message body; undefined when it is not ours. */
@@ -14,7 +16,12 @@ export function parseDispatchBody(body: string): DispatchMessageBody | undefined
   try {
     const parsed = JSON.parse(body) as Partial<DispatchMessageBody>;
     if (typeof parsed.idempotency_key !== 'string' || parsed.idempotency_key === '') return undefined;
-    return { idempotency_key: parsed.idempotency_key, version: Number(parsed.version ?? 0) };
+    const dueAt = Number(parsed.due_at);
+    return {
+      idempotency_key: parsed.idempotency_key,
+      version: Number(parsed.version ?? 0),
+      ...(parsed.due_at !== undefined && Number.isFinite(dueAt) ? { due_at: dueAt } : {}),
+    };
   } catch {
     return undefined;
   }

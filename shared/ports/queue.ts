@@ -5,6 +5,12 @@ export interface DispatchMessage {
   readonly version: number;
   /** Delay before the sender should see it (retry backoff), in whole seconds, 0-900. */
   readonly delaySeconds: number;
+  /**
+   * Reconcile queue only: the due time the scheduled pass read. A worker skips the message when the
+   * item's due time has changed since (it was handled meanwhile), so a key enqueued by several
+   * passes before a worker reached it costs one strong read per extra copy, never a second lookup.
+   */
+  readonly dueAt?: number;
 }
 
 /** The result of sending a batch: ids of the messages that could not be enqueued. */

@@ -181,7 +181,12 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     const { failed } = await deps.reconcileQueue.enqueue(
       unique.map((e) => ({
         id: e.idempotencyKey,
-        message: { idempotencyKey: e.idempotencyKey, version: e.version ?? 0, delaySeconds: 0 },
+        message: {
+          idempotencyKey: e.idempotencyKey,
+          version: e.version ?? 0,
+          delaySeconds: 0,
+          dueAt: e.dueAt,
+        },
       })),
     );
     summary.enqueueFailed = failed.length;
@@ -272,9 +277,13 @@ export function tally(summary: ReconcileSummary, report: ItemReport): void {
  * due time, parked after a few tries), never deleted; a transient store fault is thrown so the
  * queue delivers the message again.
  */
-export async function reconcileKey(deps: ReconcileItemDeps, idempotencyKey: string): Promise<ItemReport> {
+export async function reconcileKey(
+  deps: ReconcileItemDeps,
+  idempotencyKey: string,
+  seen: { readonly dueAt?: number } = {},
+): Promise<ItemReport> {
   try {
-    return await handleKey(deps, idempotencyKey);
+    return await handleKey(deps, idempotencyKey, seen.dueAt);
   } catch (error) {
     const cause = describeError(error);
     if (isTransientFault(error)) {
@@ -326,10 +335,17 @@ async function poison(
   }
 }
 
-async function handleKey(deps: ReconcileItemDeps, idempotencyKey: string): Promise<ItemReport> {
+async function handleKey(
+  deps: ReconcileItemDeps,
+  idempotencyKey: string,
+  seenDueAt: number | undefined,
+): Promise<ItemReport> {
   const stored = await deps.store.get(idempotencyKey);
   if (!stored) return { kind: 'missing' };
   const record = stored.record;
+  // A copy from an earlier pass: the item was handled since (every handling moves or clears its due
+  // time). It is still in the due index if due, so the next pass enqueues it afresh: nothing is lost.
+  if (seenDueAt !== undefined && record.dueAt !== seenDueAt) return { kind: 'skipped', why: 'handled_since' };
   const now = deps.clock.now();
   // Decided from the record alone, before any payload is opened: expiry of an `accepted` command and
   // a lease that ran out never depend on the cipher or the provider.

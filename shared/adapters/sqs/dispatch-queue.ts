@@ -41,7 +41,11 @@ export function createSqsDispatchQueue(client: SQSClient, queueUrl: string): Dis
 }
 
 function bodyOf(message: DispatchMessage): DispatchMessageBody {
-  return { idempotency_key: message.idempotencyKey, version: message.version };
+  return {
+    idempotency_key: message.idempotencyKey,
+    version: message.version,
+    ...(message.dueAt === undefined ? {} : { due_at: message.dueAt }),
+  };
 }
 
 function clampDelay(seconds: number): number {

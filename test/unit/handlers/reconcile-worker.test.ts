@@ -14,12 +14,19 @@ import {
   unknownRecord,
 } from '../../support/reconcile-fixtures.js';
 
-function batch(keys: readonly string[]): SQSEvent {
+function batch(keys: readonly string[], dueAt?: number): SQSEvent {
   return {
     Records: keys.map((key, i) => ({
       messageId: `m${i}`,
       receiptHandle: `r${i}`,
-      body: key === 'not-ours' ? '{"hello":1}' : JSON.stringify({ idempotency_key: key, version: 3 }),
+      body:
+        key === 'not-ours'
+          ? '{"hello":1}'
+          : JSON.stringify({
+              idempotency_key: key,
+              version: 3,
+              ...(dueAt === undefined ? {} : { due_at: dueAt }),
+            }),
       attributes: {
         ApproximateReceiveCount: '1',
         SentTimestamp: '0',
@@ -68,5 +75,56 @@ describe('reconcile worker handler', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm2' }]);
     expect(summaries).toEqual([expect.objectContaining({ examined: 3, poisoned: 1, lookups: 1, errors: 2 })]);
+  });
+
+  it('a copy enqueued by an earlier pass, reaching a worker after the item was handled, asks the provider nothing', async () => {
+    // Prepare: one due unknown, enqueued by two passes with the due time they read.
+    const key = keyOnShard(0);
+    const store = new MemoryNotificationStore();
+    const cipher = switchableCipher();
+    const record = unknownRecord(key);
+    await plant(store, cipher, record);
+    const provider = countingProvider();
+    const clock = new ManualClock(T0 + 5_000);
+    const handler = createReconcileWorkerHandler({
+      store,
+      cipher,
+      provider,
+      queue: recordingQueue(),
+      clock,
+      policy: POLICY,
+    });
+    // Act: the first copy is handled (an inconclusive read moves its due time); the second arrives later.
+    await handler(batch([key], record.dueAt));
+    clock.advance(60_000);
+    const second = await handler(batch([key], record.dueAt));
+    // Assess: one lookup; the stale copy is consumed, not failed.
+    expect(provider.lookups).toHaveLength(1);
+    expect(second.batchItemFailures).toEqual([]);
+    expect((await store.get(key))?.record.dueAt).not.toBe(record.dueAt);
+  });
+
+  it("a copy without a due time (an older release's message) is handled as before", async () => {
+    // Prepare
+    const key = keyOnShard(0);
+    const store = new MemoryNotificationStore();
+    const cipher = switchableCipher();
+    await plant(store, cipher, unknownRecord(key));
+    const provider = countingProvider();
+    const clock = new ManualClock(T0 + 5_000);
+    const handler = createReconcileWorkerHandler({
+      store,
+      cipher,
+      provider,
+      queue: recordingQueue(),
+      clock,
+      policy: POLICY,
+    });
+    // Act: two passes' copies, the item due again at the second
+    await handler(batch([key]));
+    clock.advance(60_000);
+    await handler(batch([key]));
+    // Assess
+    expect(provider.lookups).toHaveLength(2);
   });
 });
