@@ -25,6 +25,7 @@ import {
   parseDestinationLimits,
 } from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
+import { FindBy, type ProviderCapabilities } from '../../shared/domain/provider.js';
 import { captureOutput } from './capture.js';
 import {
   type CipherFaultCounts,
@@ -223,6 +224,11 @@ const SIMULATOR_DELAYS = { sent: 20, delivered: 100 };
 const AWS_MAX_NORMAL_LIFE_MS = 60_000;
 const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Whether a provider can find a message by the id it returned and by nothing else (SNS). */
+function findsOnlyById(capabilities: ProviderCapabilities): boolean {
+  return !capabilities.receipts && capabilities.findBy.every((how) => how === FindBy.id);
+}
 
 /** The list-lag allowance a run declares: above the longest `list_lag` fault it injects. */
 export function listLagAllowanceSecondsFor(mix: Pick<ChaosMix, 'settleMs'>): number {
@@ -653,6 +659,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       receiptsSeen: receiptsSeenIn(logLines),
       observedAt,
       stuckBoundMs: STUCK_BOUND_MS,
+      findsOnlyById: findsOnlyById(running.runtime.provider.capabilities),
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
@@ -694,7 +701,9 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     ).length;
     stats.receiptsSeen = [...(dataset.receiptsSeen?.values() ?? [])].reduce((a, b) => a + b, 0);
     stats.receiptsRejected = logLines.filter((line) => line.includes('"message":"receipt rejected"')).length;
-    stats.staleExcused = checkStale(commands, ledger, dataset.receiptsSeen).excused;
+    stats.staleExcused = checkStale(commands, ledger, dataset.receiptsSeen, {
+      findsOnlyById: dataset.findsOnlyById ?? false,
+    }).excused;
     stats.unknownOutcomes = unknownOutcomes(commands, evidence, ledger, requests);
     stats.providerSends = requests.length;
     stats.providerMessages = ledger.length;

@@ -86,6 +86,8 @@ export interface ChaosDataset {
   readonly observedAt?: number;
   /** How long past its expiry a command may stay undecided before it counts as stuck. */
   readonly stuckBoundMs?: number;
+  /** The provider finds messages by returned id only (see `StaleOptions`). */
+  readonly findsOnlyById?: boolean;
 }
 
 /** The verdict on one invariant. */
@@ -594,7 +596,9 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkBudgets(dataset.pumping ?? [], dataset.commands, dataset.budgets ?? NO_BUDGETS),
     checkPrivacy(scannedTexts(dataset), dataset.secrets),
     checkMisattributed(dataset.commands, dataset.evidence, dataset.ledger),
-    checkStale(dataset.commands, dataset.ledger, dataset.receiptsSeen).invariant,
+    checkStale(dataset.commands, dataset.ledger, dataset.receiptsSeen, {
+      findsOnlyById: dataset.findsOnlyById ?? false,
+    }).invariant,
     checkStuck(
       dataset.commands,
       dataset.evidence,

@@ -82,8 +82,23 @@ export function receiptsSeenIn(logLines: Iterable<string>): Map<string, number> 
   return seen;
 }
 
+/** How the run's provider can find a message (its capabilities, as far as staleness goes). */
+export interface StaleOptions {
+  /**
+   * The provider finds a message by the id it returned and nothing else (SNS: no receipts, no
+   * listing). A message whose id never reached the record cannot be named by anything it shows.
+   */
+  readonly findsOnlyById?: boolean;
+}
+
 /** Why a delivered message may legitimately be unknown to its record. */
-function excused(message: LedgerEntry, receiptsSeen: ReceiptsSeen | undefined): boolean {
+function excused(
+  message: LedgerEntry,
+  record: NotificationRecord,
+  receiptsSeen: ReceiptsSeen | undefined,
+  options: StaleOptions,
+): boolean {
+  if (options.findsOnlyById === true && record.provider.messageId === undefined) return true;
   const allLost =
     message.receipts === 'lost' || (receiptsSeen !== undefined && (receiptsSeen.get(message.id) ?? 0) === 0);
   return allLost && message.redacted === true;
@@ -92,12 +107,15 @@ function excused(message: LedgerEntry, receiptsSeen: ReceiptsSeen | undefined): 
 /**
  * stale: a message the provider delivered is known to its key's record as `sent` or `delivered`
  * with that message id, unless every receipt for it was lost and its reads were redacted (then no
- * evidence the service can see names it; the record stays unknown and expires without a second send).
+ * evidence the service can see names it; the record stays unknown and expires without a second send),
+ * or the provider finds by returned id only and that id never reached the record (SNS after a
+ * timeout or a 5xx once it had accepted).
  */
 export function checkStale(
   commands: readonly NotificationRecord[],
   ledger: readonly LedgerEntry[],
   receiptsSeen?: ReceiptsSeen,
+  options: StaleOptions = {},
 ): { readonly invariant: InvariantResult; readonly excused: number } {
   const byKey = new Map(commands.map((c) => [c.idempotencyKey, c]));
   const problems: string[] = [];
@@ -110,7 +128,7 @@ export function checkStale(
     const known =
       (record.state === 'sent' || record.state === 'delivered') && record.provider.messageId === message.id;
     if (known) continue;
-    if (excused(message, receiptsSeen)) {
+    if (excused(message, record, receiptsSeen, options)) {
       excusedCount++;
       continue;
     }

@@ -137,6 +137,30 @@ describe('stale', () => {
     expect(counts).toEqual(cases.map((c) => c.stale));
   });
 
+  it('excuses a provider that finds by returned id only, when that id never reached the record', () => {
+    // Prepare: SNS accepted the Publish, then the call timed out: the record holds no id.
+    const dataset = aGoodDataset();
+    const unknownWithoutId = {
+      ...delivered(dataset),
+      state: 'expired',
+      lastReason: 'unknown_at_expiry',
+      provider: { name: 'sns' },
+    } as NotificationRecord;
+    const wrongId = {
+      ...unknownWithoutId,
+      provider: { name: 'sns', messageId: 'other' },
+    } as NotificationRecord;
+    const message = aMessage({ id: 'SM1', client_reference: 'k-ok#1' });
+    // Act
+    const idOnly = checkStale([unknownWithoutId], [message], undefined, { findsOnlyById: true });
+    const withId = checkStale([wrongId], [message], undefined, { findsOnlyById: true });
+    const otherProvider = checkStale([unknownWithoutId], [message], undefined, { findsOnlyById: false });
+    // Assess: only the id that never came back is excused
+    expect([idOnly.invariant.count, idOnly.excused]).toEqual([0, 1]);
+    expect(withId.invariant.count).toBe(1);
+    expect(otherProvider.invariant.count).toBe(1);
+  });
+
   it('treats "no receipt ever reached the route" as all lost when receipts were observed', () => {
     const dataset = aGoodDataset();
     const record = {
