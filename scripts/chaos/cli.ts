@@ -135,7 +135,7 @@ export function formatSummary(
     `load: event-loop delay p99=${s.eventLoopDelayP99Ms} ms max=${s.eventLoopDelayMaxMs} ms`,
     `timing: sends that reached the provider after their caller gave up=${s.lateArrivals} (worst ${s.lateArrivalMaxMs} ms after); sends started at or after the deadline (sender's clock)=${s.sendsStartedAfterDeadline}`,
     `outcome: unknown outcomes that ended without any SMS (unknown_at_expiry, nothing handed on)=${s.unknownWithoutSms}`,
-    `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}`,
+    `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}${s.backgroundHung > 0 ? `; reconciler passes hung after the settle=${s.backgroundHung}` : ''}`,
   ];
   for (const invariant of result.invariants) {
     lines.push(`${invariant.name}: ${invariant.count} (${invariant.label})`);

@@ -194,6 +194,8 @@ export interface ChaosStats {
   receiptsRejected: number;
   /** Delivered messages the record does not know, excused: every receipt lost and reads redacted. */
   staleExcused: number;
+  /** Extra reconciler passes still running {@link BACKGROUND_GRACE_MS} after the settle (a hang). */
+  backgroundHung: number;
   /** How unknown outcomes ended (with an SMS, without one by reason and cause). */
   unknownOutcomes: UnknownOutcomeReport;
 }
@@ -224,6 +226,9 @@ const SIMULATOR_DELAYS = { sent: 20, delivered: 100 };
 const AWS_MAX_NORMAL_LIFE_MS = 60_000;
 const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** How long the extra reconciler passes may still run once every key is final. */
+const BACKGROUND_GRACE_MS = 30_000;
 
 /** Whether a provider can find a message by the id it returned and by nothing else (SNS). */
 function findsOnlyById(capabilities: ProviderCapabilities): boolean {
@@ -363,6 +368,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       receiptsSeen: 0,
       receiptsRejected: 0,
       staleExcused: 0,
+      backgroundHung: 0,
       unknownOutcomes: {
         unknown: 0,
         withSms: 0,
@@ -594,7 +600,14 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       await sleep(250);
     }
     await tracker.stop();
-    await Promise.all(background);
+    // An extra reconciler pass still running long after the settle is a liveness defect (a lookup
+    // that never returns): counted and failed, never waited on forever.
+    const backgroundDone = await Promise.race([
+      Promise.all(background).then(() => true),
+      sleep(BACKGROUND_GRACE_MS).then(() => false),
+    ]);
+    stats.backgroundHung = backgroundDone ? 0 : background.size;
+    if (!backgroundDone) say(`chaos: ${background.size} reconciler passes still running after the settle`);
     stats.settled = tracker.pending() === 0;
     // A call that outlived its lease would land now: give stragglers time to show up in the ledger.
     await sleep(Number(env.PROVIDER_TIMEOUT_MS ?? 600) * 2 + 1_000);
@@ -730,6 +743,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       notable,
       passed:
         stats.settled &&
+        stats.backgroundHung === 0 &&
         invariants.every((i) => i.count === 0) &&
         stats.poisonPresent === stats.poisonPlanted &&
         stats.poisonMarked === stats.poisonPlanted,

@@ -81,6 +81,11 @@ async function buildProvider(
       // No SDK retries: a retry after a lost response could send a second SMS.
       sns: new SNSClient({ ...clientConfig(config, config.snsEndpoint), ...SNS_CLIENT_CONFIG }),
       logs: new CloudWatchLogsClient(clientConfig(config, config.logsEndpoint)),
+      // The calls the account quota counts are bounded here, where one call serves a whole batch.
+      ...(config.providerLookupRatePerSecond === undefined
+        ? {}
+        : { logsRatePerSecond: config.providerLookupRatePerSecond }),
+      logsCallTimeoutMs: config.providerLookupTimeoutMs,
       deliveryLogGroups: [...config.snsDeliveryLogGroups],
       clock,
       ...(config.snsSenderId ? { senderId: config.snsSenderId } : {}),

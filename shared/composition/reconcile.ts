@@ -23,9 +23,10 @@ export function reconcileQueueFor(config: ServiceConfig): DispatchQueue | undefi
 }
 
 /**
- * The provider with lookups bounded per container by `PROVIDER_LOOKUP_RATE_PER_SECOND` (default:
- * under SNS's 5 FilterLogEvents per second, unbounded otherwise). The stack divides an account-wide
- * limit by the workers' maximum concurrency.
+ * The provider with lookups bounded per container by `PROVIDER_LOOKUP_RATE_PER_SECOND` (default
+ * unbounded). For SNS the same setting bounds the adapter's `FilterLogEvents` calls instead (default
+ * 4, under the account's 5 per second). The stack divides an account-wide limit by the workers'
+ * maximum concurrency.
  */
 export function lookupBoundedProvider(
   config: ServiceConfig,
@@ -33,6 +34,9 @@ export function lookupBoundedProvider(
   clock: Clock,
   sleep: Sleep = realSleep,
 ): SmsProvider {
+  // SNS bounds its own FilterLogEvents calls (one serves a batch of lookups): a per-lookup bucket in
+  // front would serialise the batch away and cap SNS at a few lookups per second.
+  if (config.provider === 'sns') return provider;
   const rate = config.providerLookupRatePerSecond ?? defaultLookupRate(config.provider);
   if (!(rate > 0)) return provider;
   return rateLimitedLookups(provider, createTokenBucket({ ratePerSecond: rate, clock, sleep }));

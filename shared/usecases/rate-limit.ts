@@ -79,10 +79,10 @@ export function rateLimitedLookups(provider: SmsProvider, bucket: TokenBucket): 
 }
 
 /**
- * The default lookup rate for a provider when `PROVIDER_LOOKUP_RATE_PER_SECOND` is unset. SNS
- * lookups are CloudWatch Logs `FilterLogEvents` calls, 5 per second per account: stay under it.
+ * The default lookup rate for a provider when `PROVIDER_LOOKUP_RATE_PER_SECOND` is unset: none.
+ * SNS is bounded inside its adapter instead, per `FilterLogEvents` call (5 per second per account;
+ * the adapter's default is 4), because one call there serves a whole batch of lookups.
  */
-export function defaultLookupRate(provider: string): number {
-  if (provider === 'sns') return 4;
+export function defaultLookupRate(_provider: string): number {
   return 0;
 }

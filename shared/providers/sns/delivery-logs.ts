@@ -32,7 +32,15 @@ export interface DeliveryLogOptions {
   readonly maxWaitMs: number;
   /** Upper bound of FilterLogEvents pages read per log group and batch. */
   readonly maxPages: number;
+  /**
+   * Longest wait for one `FilterLogEvents` answer; past it the call is aborted and the read is
+   * inconclusive (`sns:logs_timeout`). Without it a call that is never answered holds a reconcile
+   * worker, and every lookup batched with it, until the function times out.
+   */
+  readonly callTimeoutMs: number;
 }
+
+const TIMED_OUT = Symbol('timed out');
 
 /** Allowance for clock skew between this container and SNS timestamps. */
 export const LOG_SKEW_MS = 60_000;
@@ -122,21 +130,39 @@ async function scanGroup(
     }
     if (waitMs > 0) await options.sleep(waitMs);
     let out: FilterLogEventsCommandOutput;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    // The race answers at the deadline even if the transport ignores the abort signal.
+    const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        resolve(TIMED_OUT);
+      }, options.callTimeoutMs);
+    });
     try {
-      out = await options.logs.send(
-        new FilterLogEventsCommand({
-          logGroupName,
-          startTime: since - LOG_SKEW_MS,
-          endTime: options.now() + LOG_SKEW_MS,
-          filterPattern,
-          ...(nextToken === undefined ? {} : { nextToken }),
-        }),
-      );
+      const answer = await Promise.race([
+        options.logs.send(
+          new FilterLogEventsCommand({
+            logGroupName,
+            startTime: since - LOG_SKEW_MS,
+            endTime: options.now() + LOG_SKEW_MS,
+            filterPattern,
+            ...(nextToken === undefined ? {} : { nextToken }),
+          }),
+          { abortSignal: abort.signal },
+        ),
+        deadline,
+      ]);
+      if (answer === TIMED_OUT) return { kind: 'error', detail: 'sns:logs_timeout', partial: lines };
+      out = answer;
     } catch (error) {
+      if (abort.signal.aborted) return { kind: 'error', detail: 'sns:logs_timeout', partial: lines };
       const name = (error as { name?: unknown } | null)?.name;
       if (name === 'ResourceNotFoundException') return { kind: 'missing_group' };
       const safe = typeof name === 'string' && /^[A-Za-z]{1,64}$/.test(name) ? name : 'error';
       return { kind: 'error', detail: `sns:logs_${safe}`, partial: lines };
+    } finally {
+      clearTimeout(timer);
     }
     for (const event of out.events ?? []) {
       const line = event.message === undefined ? undefined : parseLine(event.message);

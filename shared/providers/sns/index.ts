@@ -32,6 +32,8 @@ const MAX_LOG_PAGES = 20;
 export const DEFAULT_SNS_BATCH_WINDOW_MS = 20;
 /** Ids per batch; a batch larger than one filter pattern is read in several calls. */
 export const DEFAULT_SNS_BATCH_MAX = 64;
+/** Longest wait for one `FilterLogEvents` answer. */
+export const DEFAULT_SNS_LOGS_CALL_TIMEOUT_MS = 5_000;
 /** `FilterLogEvents` calls per second this process allows itself (the account quota is 5). */
 export const DEFAULT_SNS_LOGS_RATE_PER_SECOND = 4;
 
@@ -52,8 +54,9 @@ export interface SnsProviderOptions {
   readonly batchWindowMs?: number;
   readonly batchMax?: number;
   /**
-   * Default {@link DEFAULT_SNS_LOGS_RATE_PER_SECOND}. One bucket per container: the reconciler runs
-   * with reserved concurrency 1, so it bounds the service's calls (other users of the account are not counted).
+   * Default {@link DEFAULT_SNS_LOGS_RATE_PER_SECOND}. One bucket per container, counting the calls the
+   * quota counts (`FilterLogEvents`, each serving a whole batch of lookups); the stack divides the
+   * account's rate by the reconcile workers' maximum concurrency (other users of the account are not counted).
    */
   readonly logsRatePerSecond?: number;
   /**
@@ -61,6 +64,8 @@ export interface SnsProviderOptions {
    * was read (`found`, at least `sent`: SNS returned the id). Default 2 s.
    */
   readonly logsMaxWaitMs?: number;
+  /** Longest wait for one `FilterLogEvents` answer; default {@link DEFAULT_SNS_LOGS_CALL_TIMEOUT_MS}. */
+  readonly logsCallTimeoutMs?: number;
   /** Injected for tests: waits (default setTimeout) and the batch window timer. */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly defer?: (run: () => void, ms: number) => void;
@@ -111,6 +116,7 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
     limiter,
     maxWaitMs: options.logsMaxWaitMs ?? 2_000,
     maxPages: MAX_LOG_PAGES,
+    callTimeoutMs: options.logsCallTimeoutMs ?? DEFAULT_SNS_LOGS_CALL_TIMEOUT_MS,
   };
 
   /** SNS returned the id, so it accepted the message: found whatever the logs say; they only tell how far it got. */

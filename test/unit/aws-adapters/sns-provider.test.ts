@@ -28,7 +28,12 @@ const logs = mockClient(CloudWatchLogsClient);
 
 function provider(
   clock: ManualClock,
-  options: { senderId?: string; snsClient?: SNSClient; sleep?: (ms: number) => Promise<void> } = {},
+  options: {
+    senderId?: string;
+    snsClient?: SNSClient;
+    sleep?: (ms: number) => Promise<void>;
+    logsCallTimeoutMs?: number;
+  } = {},
 ) {
   return createSnsProvider({
     sns: options.snsClient ?? new SNSClient({ region: 'eu-west-1', ...SNS_CLIENT_CONFIG }),
@@ -39,6 +44,7 @@ function provider(
     defer: (run) => queueMicrotask(run),
     sleep: options.sleep ?? (async (ms) => clock.advance(ms)),
     ...(options.senderId === undefined ? {} : { senderId: options.senderId }),
+    ...(options.logsCallTimeoutMs === undefined ? {} : { logsCallTimeoutMs: options.logsCallTimeoutMs }),
   });
 }
 
@@ -330,6 +336,17 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
       messageId: 'msg-1',
       status: 'sent',
     });
+  });
+
+  it('gives up on a FilterLogEvents call that is never answered, and still answers found', async () => {
+    // Prepare: CloudWatch Logs holds every call (a hung connection); the call deadline is 30 ms.
+    logs.on(FilterLogEventsCommand).callsFake(() => new Promise(() => undefined));
+    // Act
+    const started = Date.now();
+    const outcome = await provider(clock, { logsCallTimeoutMs: 30 }).lookup(ref({ messageId: 'msg-1' }));
+    // Assess: the id proves the message exists; the hung read costs the deadline, not the worker.
+    expect(outcome).toEqual({ kind: 'found', messageId: 'msg-1', status: 'sent' });
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('follows pages of one read', async () => {

@@ -133,6 +133,7 @@ describe('chaos command line', () => {
         receiptsSeen: 4,
         receiptsRejected: 0,
         staleExcused: 1,
+        backgroundHung: 0,
         unknownOutcomes: {
           unknown: 2,
           withSms: 1,
