@@ -134,6 +134,7 @@ export function formatSummary(
     `scanned: ${s.storedItems} stored items, ${s.evidenceRecords} evidence records, ${s.logLines} log lines`,
     `load: event-loop delay p99=${s.eventLoopDelayP99Ms} ms max=${s.eventLoopDelayMaxMs} ms`,
     `timing: sends that reached the provider after their caller gave up=${s.lateArrivals} (worst ${s.lateArrivalMaxMs} ms after); sends started at or after the deadline (sender's clock)=${s.sendsStartedAfterDeadline}`,
+    `liveness: commands decided after their expiry=${s.pastExpiry.count} (worst ${seconds(s.pastExpiry.maxMs)}, p99 ${seconds(s.pastExpiry.p99Ms)} past expiry)`,
     `outcome: unknown outcomes that ended without any SMS (unknown_at_expiry, nothing handed on)=${s.unknownWithoutSms}`,
     `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}${s.backgroundHung > 0 ? `; reconciler passes hung after the settle=${s.backgroundHung}` : ''}`,
   ];

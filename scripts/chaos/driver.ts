@@ -44,6 +44,7 @@ import {
   type LedgerEntry,
   type PumpingObservation,
   type SendRequestEntry,
+  undecidedPastExpiry,
 } from './invariants.js';
 import { tapProviderSends } from './provider-tap.js';
 import { checkStale, receiptsSeenIn, type UnknownOutcomeReport, unknownOutcomes } from './provider-truth.js';
@@ -196,6 +197,8 @@ export interface ChaosStats {
   staleExcused: number;
   /** Extra reconciler passes still running {@link BACKGROUND_GRACE_MS} after the settle (a hang). */
   backgroundHung: number;
+  /** Commands decided after their expiry, and the worst and 99th-percentile lateness (ms). */
+  pastExpiry: { count: number; maxMs: number; p99Ms: number };
   /** How unknown outcomes ended (with an SMS, without one by reason and cause). */
   unknownOutcomes: UnknownOutcomeReport;
 }
@@ -369,6 +372,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       receiptsRejected: 0,
       staleExcused: 0,
       backgroundHung: 0,
+      pastExpiry: { count: 0, maxMs: 0, p99Ms: 0 },
       unknownOutcomes: {
         unknown: 0,
         withSms: 0,
@@ -712,6 +716,14 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     stats.unknownWithoutSms = commands.filter(
       (c) => c.lastReason === 'unknown_at_expiry' && !handedOn.has(c.idempotencyKey),
     ).length;
+    const lateness = undecidedPastExpiry(commands, evidence, observedAt)
+      .map((p) => p.pastExpiryMs)
+      .sort((a, b) => a - b);
+    stats.pastExpiry = {
+      count: lateness.length,
+      maxMs: lateness.at(-1) ?? 0,
+      p99Ms: lateness[Math.max(0, Math.ceil(lateness.length * 0.99) - 1)] ?? 0,
+    };
     stats.receiptsSeen = [...(dataset.receiptsSeen?.values() ?? [])].reduce((a, b) => a + b, 0);
     stats.receiptsRejected = logLines.filter((line) => line.includes('"message":"receipt rejected"')).length;
     stats.staleExcused = checkStale(commands, ledger, dataset.receiptsSeen, {

@@ -221,6 +221,43 @@ export function checkStuck(
   observedAt: number,
   boundMs: number,
 ): InvariantResult {
+  const problems: string[] = [];
+  for (const { key, pastExpiryMs, undecidedNow, state } of undecidedPastExpiry(
+    commands,
+    evidence,
+    observedAt,
+  )) {
+    if (pastExpiryMs > boundMs) {
+      problems.push(
+        `${key}: undecided ${Math.round(pastExpiryMs / 1000)} s past expiry (${undecidedNow ? `still ${state}` : 'then decided'})`,
+      );
+    }
+  }
+  return result(
+    'stuck',
+    `commands undecided more than ${Math.round(boundMs / 1000)} s past their expiry`,
+    problems,
+  );
+}
+
+/** How long past its expiry one command stayed undecided (only commands that did). */
+export interface PastExpiry {
+  readonly key: string;
+  readonly pastExpiryMs: number;
+  readonly undecidedNow: boolean;
+  readonly state: string;
+}
+
+/**
+ * Every command that was still undecided (not sent, unknown, absent) after its expiry, with how
+ * long: until its last decision, or until `observedAt` if it is undecided still. The liveness figure
+ * behind `stuck`.
+ */
+export function undecidedPastExpiry(
+  commands: readonly NotificationRecord[],
+  evidence: readonly EvidenceRecord[],
+  observedAt: number,
+): PastExpiry[] {
   const decidedAt = new Map<string, number>();
   const last = new Map<string, EvidenceRecord>();
   const ordered = [...evidence].sort(
@@ -232,23 +269,15 @@ export function checkStuck(
     if (UNDECIDED.has(e.toState)) decidedAt.delete(e.idempotencyKey);
     else if (e.fromState !== null && UNDECIDED.has(e.fromState)) decidedAt.set(e.idempotencyKey, e.at);
   }
-  const problems: string[] = [];
+  const out: PastExpiry[] = [];
   for (const c of commands) {
     const lastEvidence = last.get(c.idempotencyKey);
     const undecidedNow = lastEvidence === undefined || UNDECIDED.has(lastEvidence.toState);
     const until = undecidedNow ? observedAt : (decidedAt.get(c.idempotencyKey) ?? c.createdAt);
-    const late = until - (c.expiresAt + boundMs);
-    if (late > 0) {
-      problems.push(
-        `${c.idempotencyKey}: undecided ${Math.round((until - c.expiresAt) / 1000)} s past expiry (${undecidedNow ? `still ${c.state}` : 'then decided'})`,
-      );
-    }
+    const pastExpiryMs = until - c.expiresAt;
+    if (pastExpiryMs > 0) out.push({ key: c.idempotencyKey, pastExpiryMs, undecidedNow, state: c.state });
   }
-  return result(
-    'stuck',
-    `commands undecided more than ${Math.round(boundMs / 1000)} s past their expiry`,
-    problems,
-  );
+  return out;
 }
 
 /** The record a trail of evidence replays to: what the stored record must say. */

@@ -134,6 +134,7 @@ describe('chaos command line', () => {
         receiptsRejected: 0,
         staleExcused: 1,
         backgroundHung: 0,
+        pastExpiry: { count: 0, maxMs: 0, p99Ms: 0 },
         unknownOutcomes: {
           unknown: 2,
           withSms: 1,
