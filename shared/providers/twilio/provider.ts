@@ -41,7 +41,10 @@ import {
 /** Something the adapter observed that operators must see; never carries a number or a body. */
 export type TwilioAdapterEvent =
   | {
-      /** The canary message came back with a masked `to` or a blank body: absence is off for the process. */
+      /**
+       * The canary message, or a message of the account created around an attempt, came back with a
+       * masked `to` or a blank body: absence is off for the process.
+       */
       readonly kind: 'redaction_observed';
       readonly messageSid: string;
       readonly why: 'masked_to' | 'blank_body';
@@ -90,6 +93,11 @@ export interface TwilioProviderOptions {
    * (clock skew only). Larger values trust older canaries: for tests of other conditions only.
    */
   readonly canarySkewMs?: number;
+  /**
+   * How far before an attempt's claim the account-wide redaction scan reaches (clock skew between
+   * us and Twilio's `date_created`); default {@link CANARY_SKEW_MS}.
+   */
+  readonly windowScanSkewMs?: number;
   /** The port's `name`; default `twilio`. */
   readonly name?: string;
   /** Budget of one whole lookup (all pages and the canary); default {@link DEFAULT_LOOKUP_TIMEOUT_MS}. */
@@ -234,6 +242,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
   const listLagAllowanceMs = options.listLagAllowanceMs ?? DEFAULT_LIST_LAG_ALLOWANCE_MS;
   const canaryIntervalMs = options.canaryIntervalMs ?? DEFAULT_CANARY_INTERVAL_MS;
   const canarySkewMs = options.canarySkewMs ?? CANARY_SKEW_MS;
+  const windowScanSkewMs = options.windowScanSkewMs ?? CANARY_SKEW_MS;
   const pageSize = Math.min(
     1000,
     Math.max(1, Math.floor(options.lookupPageSize ?? DEFAULT_LOOKUP_PAGE_SIZE)),
@@ -436,6 +445,61 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
   };
 
   /**
+   * Whether any message of the account created in the attempt's window is redacted. A message
+   * stored under Message Redaction has a masked `to`, so no listing by `To` can return it: only
+   * the account's whole listing (newest first, down to the window's start) shows that the window
+   * holds no message the `To` listing could have missed. Redaction switched on for a moment and off
+   * again (the canary reads only the present) is caught here. Null = none; a listing that cannot be
+   * read to the window's start blocks the proof.
+   */
+  const redactionInWindow = async (
+    ref: Pick<LookupRef, 'attemptStartedAt'>,
+    signal: AbortSignal,
+  ): Promise<string | null> => {
+    const windowStart = ref.attemptStartedAt - windowScanSkewMs;
+    const seen = { redacted: undefined as { sid: string; why: 'masked_to' | 'blank_body' } | undefined };
+    let unreadable = false;
+    try {
+      await walkListing({}, signal, (message) => {
+        const created =
+          message !== null && typeof message.date_created === 'string'
+            ? Date.parse(message.date_created)
+            : Number.NaN;
+        if (message === null || Number.isNaN(created)) {
+          unreadable = true;
+          return true;
+        }
+        // Newest first: the first message older than the window ends the scan.
+        if (created < windowStart) return true;
+        const masked = typeof message.to !== 'string' || /X/i.test(message.to);
+        const blank = typeof message.body !== 'string' || message.body === '';
+        if (masked || blank) {
+          seen.redacted = {
+            sid: typeof message.sid === 'string' ? message.sid : '',
+            why: masked ? 'masked_to' : 'blank_body',
+          };
+          return true;
+        }
+        return false;
+      });
+    } catch (error) {
+      if (error instanceof IncompleteListing) return `window_scan:${error.detail}`;
+      throw error;
+    }
+    if (unreadable) return 'window_scan:unreadable_message';
+    if (seen.redacted !== undefined) {
+      redactionObserved = true;
+      options.onEvent?.({
+        kind: 'redaction_observed',
+        messageSid: seen.redacted.sid,
+        why: seen.redacted.why,
+      });
+      return 'absence_disabled:redaction_in_window';
+    }
+    return null;
+  };
+
+  /**
    * Lists the messages to `ref.to` (from our sender when we have a fixed `From`; Twilio's list
    * filters are To, From and DateSent only, so with a messaging service the listing is by To),
    * all pages, and matches this key's secret inside each readable body. No `DateSent` filter:
@@ -502,7 +566,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       if (seen.blankBodies > 0) return 'content:blank_body';
       if (redaction !== 'off') return 'absence_disabled:redaction_on';
       if (clock.now() < ref.callDeadline + listLagAllowanceMs) return 'absence_pending:list_lag_allowance';
-      return canaryBlocks(signal, ref);
+      return (await canaryBlocks(signal, ref)) ?? (await redactionInWindow(ref, signal));
     };
     const found = seen.best;
     if (found !== undefined) {

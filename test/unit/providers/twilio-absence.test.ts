@@ -140,6 +140,30 @@ describe('Twilio adapter: the absence proof', () => {
     expect(JSON.stringify(events)).not.toMatch(/\+1415/);
   });
 
+  it('a message redacted while its send timed out is never proven absent, although redaction is off again', async () => {
+    // Prepare: Message Redaction is on for the attempt's message only (its answer was lost, so the
+    // adapter never saw its sid); a later message of ours, the canary, reads clean.
+    const clock = aClock();
+    const events: TwilioAdapterEvent[] = [];
+    const provider = aProvider(harness, clock, { onEvent: (event) => events.push(event) });
+    const attempt = aSendCommand(clock);
+    await harness.setFaults({ mode: 'redaction', count: 1 });
+    const accepted = await fetch(`${harness.url}/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ To: attempt.to, From: FROM, Body: attempt.body }).toString(),
+    });
+    expect(accepted.status).toBe(201);
+    await primeCanary(provider, clock);
+
+    // Act: the listing by To cannot show a message stored with a masked number
+    const outcome = await provider.lookup(anAfterDeadlineRef(attempt, clock));
+
+    // Assess: the account-wide scan of the attempt's window finds the redacted message
+    expect(outcome).toEqual({ kind: 'inconclusive', detail: 'absence_disabled:redaction_in_window' });
+    expect(events).toMatchObject([{ kind: 'redaction_observed', why: 'masked_to' }]);
+  });
+
   it('a canary read with a blank body (POST Body="") switches absence off', async () => {
     // Prepare
     const clock = aClock();

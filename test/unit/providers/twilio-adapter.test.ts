@@ -529,9 +529,10 @@ describe('Twilio adapter against the simulator', () => {
       // Act
       const outcome = await provider.lookup(anAfterDeadlineRef(aSendCommand(clock, { to }), clock));
 
-      // Assess: three pages, the canary's fetch, and the list-lag probe (the first sid, on page 3)
+      // Assess: three pages, the canary's fetch, the list-lag probe (the first sid, on page 3), and
+      // the account's three pages down to the window's start (no redacted message in it)
       expect(outcome).toEqual({ kind: 'absent' });
-      expect(recording.calls).toHaveLength(7);
+      expect(recording.calls).toHaveLength(10);
     });
 
     it('is inconclusive when a later page fails', async () => {
@@ -640,8 +641,8 @@ describe('Twilio adapter against the simulator', () => {
       );
       await provider.lookup(anAfterDeadlineRef(aSendCommand(clock), clock));
 
-      // Assess: the last one lists, then asks the canary (a fetch and a listing)
-      expect(recording.calls.map((c) => c.method)).toEqual(['GET', 'GET', 'GET', 'GET', 'GET']);
+      // Assess: the last one lists, asks the canary (a fetch and a listing), then scans the account's window
+      expect(recording.calls.map((c) => c.method)).toEqual(['GET', 'GET', 'GET', 'GET', 'GET', 'GET']);
       expect(await harness.ledger()).toHaveLength(1);
       expect(await harness.requests()).toHaveLength(1);
     });
