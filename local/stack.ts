@@ -7,18 +7,18 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { parseKey } from '../shared/adapters/local-cipher.js';
 import { createSqsDispatchQueue } from '../shared/adapters/sqs/dispatch-queue.js';
-import { keepProviderMessageIds } from '../shared/composition/outcome-write.js';
-import { twilioAuthTokenFor } from '../shared/composition/receipts.js';
-import { lookupBoundedProvider } from '../shared/composition/reconcile.js';
+import {
+  composeApi,
+  composeForwarder,
+  composeReceipts,
+  composeReconciler,
+  composeReconcileWorker,
+  composeSender,
+} from '../shared/composition/handlers.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
-import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../shared/config.js';
+import { loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
-import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../shared/handlers/api-handler.js';
-import { createForwarderHandler } from '../shared/handlers/forwarder-handler.js';
-import { createTwilioReceiptsHandler, TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
-import { createReconcileWorkerHandler } from '../shared/handlers/reconcile-worker-handler.js';
-import { createReconcilerHandler } from '../shared/handlers/reconciler-handler.js';
-import { createSenderHandler } from '../shared/handlers/sender-handler.js';
+import { TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
 import type { Cipher } from '../shared/ports/cipher.js';
 import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
@@ -237,56 +237,34 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ? { ...baseRuntime, cipher: options.wrapCipher(baseRuntime.cipher) }
       : baseRuntime;
 
-    const apiHandler = createApiHandler({
-      ...runtime,
-      policy: config.policy,
-      providerName: runtime.provider.name,
-      maxExpiryMs: config.maxExpiryHours * 3_600_000,
-      allowedDestinationPrefixes: config.allowedDestinationPrefixes,
-      ...abuseLimitsOf(config),
-      onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
-      logError: (error) => logger.error('unhandled error', error as Error),
-      feedback: runtime.provider,
-      onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
-    });
-    const receipts = createTwilioReceiptsHandler({
-      ...runtime,
-      policy: config.policy,
-      authToken: twilioAuthTokenFor(config),
-      ...(config.providerStatusCallbackBase ? { publicBase: config.providerStatusCallbackBase } : {}),
-      countSignatureFailure: () => undefined, // the 'receipt rejected' line says it locally
-      log: (message, fields) => logger.info(message, { ...fields }),
-      logError: (error) => logger.error('receipt failed', error as Error),
-    });
+    // The same composition as the Lambda entries (functions/*): the same handlers, log lines and
+    // metrics, over the parts this one process shares (and the chaos driver wraps).
+    const parts = {
+      clock: runtime.clock,
+      logger,
+      store: runtime.store,
+      queue: runtime.queue,
+      cipher: runtime.cipher,
+      fingerprinter: runtime.fingerprinter,
+      provider: runtime.provider,
+      // The 'receipt rejected' line says it locally; no EMF line to nowhere.
+      countSignatureFailure: () => undefined,
+    };
+    const apiHandler = await composeApi(config, parts);
+    const receipts = composeReceipts(config, parts);
     // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
     routeRequest = (event, context) =>
       event.rawPath === TWILIO_RECEIPTS_PATH ? receipts(event) : apiHandler(event, context);
-    const forwarder = createForwarderHandler({ queue: runtime.queue, clock: runtime.clock });
-    const sender = createSenderHandler({
-      ...runtime,
-      // As in AWS (functions/sender.ts): the id a provider returned is never lost.
-      store: keepProviderMessageIds(runtime.store, { clock: runtime.clock, policy: config.policy }),
-      policy: config.policy,
-      receiptGraceMs: config.receiptGraceMs,
+    const forwarder = composeForwarder(config, parts);
+    const sender = await composeSender(config, parts, {
       owner: `local-sender-${process.pid}`,
       ...(options.onStep ? { onStep: options.onStep } : {}),
-      onError: (key, error) =>
-        logger.warn('dispatch failed', { idempotency_key: key, error: (error as Error).message }),
     });
-    const onItemError = (report: object) => logger.warn('reconcile item failed', { ...report });
-    const reconcileDeps = {
-      ...runtime,
-      provider: lookupBoundedProvider(config, runtime.provider, runtime.clock),
-      policy: config.policy,
-      maxItems: config.reconcileMaxItemsPerPass,
-      receiptGraceMs: config.receiptGraceMs,
-      onItemError,
-    };
     const reconcileQueue = createSqsDispatchQueue(sqs, reconcileQueues.queueUrl);
     // The timer's pass only scans and enqueues; reconcileNow handles the keys itself.
-    const reconciler = createReconcilerHandler({ ...reconcileDeps, reconcileQueue });
-    const inlineReconciler = createReconcilerHandler(reconcileDeps);
-    const reconcileWorker = createReconcileWorkerHandler(reconcileDeps);
+    const reconciler = await composeReconciler(config, parts, { reconcileQueue });
+    const inlineReconciler = await composeReconciler(config, parts, { reconcileQueue: null });
+    const reconcileWorker = await composeReconcileWorker(config, parts);
 
     // End User Messaging events (SNS-shaped) on a loopback-only path of the same server.
     eumRouteHandler =

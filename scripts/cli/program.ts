@@ -3,10 +3,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
+import { composeReconciler } from '../../shared/composition/handlers.js';
 import { createServiceRuntime } from '../../shared/composition.js';
 import { type Clock, systemClock } from '../../shared/domain/clock.js';
 import { ALL_STATES } from '../../shared/domain/states.js';
-import { reconcileDue } from '../../shared/usecases/reconcile-due.js';
 import {
   type Connection,
   dynamoClientFor,
@@ -290,7 +290,13 @@ export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }):
                     'KMS_KEY_ID, FINGERPRINT_KEY_SECRET_ARN or FINGERPRINT_KEY_PARAMETER, PROVIDER...)',
                 );
               });
-              return reconcileDue({ ...runtime, policy: config.policy, maxItems: options.limit });
+              // The service's own scheduled pass, run inline (no reconcile queue), bounded by --limit.
+              const pass = await composeReconciler(
+                { ...config, reconcileMaxItemsPerPass: options.limit },
+                runtime,
+                { reconcileQueue: null },
+              );
+              return pass();
             },
           },
           {

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { abuseLimitsOf, type ServiceConfig } from '../config.js';
+import { type Clock, systemClock } from '../domain/clock.js';
+import type { Fingerprinter } from '../domain/fingerprint.js';
+import type { SmsProvider } from '../domain/provider.js';
+import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../handlers/api-handler.js';
+import { createForwarderHandler } from '../handlers/forwarder-handler.js';
+import { createTwilioReceiptsHandler, RECEIPT_SIGNATURE_FAILURES } from '../handlers/receipts-handler.js';
+import { createReconcileWorkerHandler } from '../handlers/reconcile-worker-handler.js';
+import { createReconcilerHandler } from '../handlers/reconciler-handler.js';
+import { createSenderHandler } from '../handlers/sender-handler.js';
+import type { Cipher } from '../ports/cipher.js';
+import type { DispatchQueue } from '../ports/queue.js';
+import type { NotificationStore } from '../ports/store.js';
+import type { StepHook } from '../usecases/dispatch-notification.js';
+import { keepProviderMessageIds } from './outcome-write.js';
+import { providerFor } from './provider.js';
+import { queueFor } from './queue.js';
+import { twilioAuthTokenFor } from './receipts.js';
+import { lookupBoundedProvider, reconcileQueueFor } from './reconcile.js';
+import { cipherFor, fingerprinterFor } from './secrets.js';
+import { storeFor } from './store.js';
+
+/** The service's name in every log line and metric. */
+export const SERVICE_NAME = 'reset-notifier';
+
+/**
+ * What handlers are built from. A Lambda entry passes none of them: each is built from the settings
+ * when a handler needs it, so a bundle carries only its own SDK clients. The local stack passes the
+ * parts it shares between the handlers of one process (and wraps some for fault injection); the
+ * handlers themselves, their log lines and their metrics are the same either way.
+ */
+export interface HandlerParts {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly store?: NotificationStore;
+  readonly queue?: DispatchQueue;
+  readonly cipher?: Cipher;
+  readonly fingerprinter?: Fingerprinter;
+  /** The provider as configured; the reconciler's lookups are bounded on top of it here. */
+  readonly provider?: SmsProvider;
+  /** Counts one rejected status callback; default: an EMF metric line (the alarm's source). */
+  readonly countSignatureFailure?: () => void;
+}
+
+/** The parts every handler shares, built from the settings where not given. */
+function partsOf(config: ServiceConfig, parts: HandlerParts) {
+  const clock = parts.clock ?? systemClock;
+  const logger = parts.logger ?? new Logger({ serviceName: SERVICE_NAME });
+  let fingerprinter: Promise<Fingerprinter> | undefined;
+  const fingerprinterOnce = () => {
+    fingerprinter ??= parts.fingerprinter
+      ? Promise.resolve(parts.fingerprinter)
+      : fingerprinterFor(config, clock);
+    return fingerprinter;
+  };
+  return {
+    clock,
+    logger,
+    store: () => parts.store ?? storeFor(config),
+    queue: () => parts.queue ?? queueFor(config),
+    cipher: () => parts.cipher ?? cipherFor(config, clock),
+    fingerprinter: fingerprinterOnce,
+    provider: async () => parts.provider ?? providerFor(config, clock, await fingerprinterOnce()),
+  };
+}
+
+/** `POST /v1/notifications`, `GET /v1/notifications/{key}`, the confirmation route. */
+export async function composeApi(config: ServiceConfig, parts: HandlerParts = {}) {
+  const p = partsOf(config, parts);
+  const { logger } = p;
+  const provider = await p.provider();
+  return createApiHandler({
+    store: p.store(),
+    cipher: p.cipher(),
+    fingerprinter: await p.fingerprinter(),
+    clock: p.clock,
+    policy: config.policy,
+    providerName: provider.name,
+    maxExpiryMs: config.maxExpiryHours * 3_600_000,
+    allowedDestinationPrefixes: config.allowedDestinationPrefixes,
+    ...abuseLimitsOf(config),
+    logError: (error) => logger.error('unhandled error', error as Error),
+    onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
+    // Confirmations are forwarded to the provider's feedback API.
+    feedback: provider,
+    onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
+  });
+}
+
+/** The DynamoDB stream consumer: commands that need a dispatch go on the dispatch queue. */
+export function composeForwarder(config: ServiceConfig, parts: HandlerParts = {}) {
+  const p = partsOf(config, parts);
+  return createForwarderHandler({
+    queue: p.queue(),
+    clock: p.clock,
+    onReport: (report) => p.logger.info('forwarded', { ...report }),
+  });
+}
+
+/** Options of {@link composeSender} beyond the shared parts. */
+export interface SenderOptions {
+  /** Identifies this sender in leases; default `sender-<uuid>`. */
+  readonly owner?: string;
+  /** Test seam of the dispatch use case (crash injection by the chaos driver). */
+  readonly onStep?: StepHook;
+}
+
+/** The dispatch queue consumer: one dispatch per message. The log lines feed the alarms' metric filters. */
+export async function composeSender(
+  config: ServiceConfig,
+  parts: HandlerParts = {},
+  options: SenderOptions = {},
+) {
+  const p = partsOf(config, parts);
+  const { logger } = p;
+  return createSenderHandler({
+    // The id a provider returned is the only way to find the message again: its write is retried.
+    store: keepProviderMessageIds(p.store(), {
+      clock: p.clock,
+      policy: config.policy,
+      onRecovered: (key, how) => logger.warn('provider message id recovered', { idempotency_key: key, how }),
+    }),
+    cipher: p.cipher(),
+    provider: await p.provider(),
+    clock: p.clock,
+    policy: config.policy,
+    owner: options.owner ?? `sender-${randomUUID()}`,
+    receiptGraceMs: config.receiptGraceMs,
+    ...(options.onStep ? { onStep: options.onStep } : {}),
+    onReport: (key, report) => logger.info('dispatch', { idempotency_key: key, ...report }),
+    onError: (key, error) => logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
+  });
+}
+
+/** Options of {@link composeReconciler} beyond the shared parts. */
+export interface ReconcilerOptions {
+  /**
+   * Where the pass puts due keys: default the configured reconcile queue (`RECONCILE_QUEUE_URL`;
+   * without one the pass handles every key itself). `null`: handle them inline (operator CLI).
+   */
+  readonly reconcileQueue?: DispatchQueue | null;
+}
+
+/** The scheduled pass over the due index; never sends. */
+export async function composeReconciler(
+  config: ServiceConfig,
+  parts: HandlerParts = {},
+  options: ReconcilerOptions = {},
+) {
+  const p = partsOf(config, parts);
+  const { logger } = p;
+  const reconcileQueue =
+    options.reconcileQueue === null ? undefined : (options.reconcileQueue ?? reconcileQueueFor(config));
+  return createReconcilerHandler({
+    store: p.store(),
+    cipher: p.cipher(),
+    provider: lookupBoundedProvider(config, await p.provider(), p.clock),
+    queue: p.queue(),
+    ...(reconcileQueue ? { reconcileQueue } : {}),
+    clock: p.clock,
+    policy: config.policy,
+    maxItems: config.reconcileMaxItemsPerPass,
+    receiptGraceMs: config.receiptGraceMs,
+    onItemError: (report) => logger.warn('reconcile item failed', { ...report }),
+    onSummary: (summary) => logger.info('reconciled', { ...summary }),
+  });
+}
+
+/** The reconcile queue consumer: one due key per message (lookups and expiry; never sends). */
+export async function composeReconcileWorker(config: ServiceConfig, parts: HandlerParts = {}) {
+  const p = partsOf(config, parts);
+  const { logger } = p;
+  return createReconcileWorkerHandler({
+    store: p.store(),
+    cipher: p.cipher(),
+    provider: lookupBoundedProvider(config, await p.provider(), p.clock),
+    queue: p.queue(),
+    clock: p.clock,
+    policy: config.policy,
+    receiptGraceMs: config.receiptGraceMs,
+    onItemError: (report) => logger.warn('reconcile item failed', { ...report }),
+    onSummary: (summary) => logger.info('reconcile batch', { ...summary }),
+  });
+}
+
+/** `POST /v1/receipts/twilio`: Twilio status callbacks, signature checked before anything is read. */
+export function composeReceipts(config: ServiceConfig, parts: HandlerParts = {}) {
+  const p = partsOf(config, parts);
+  const { logger } = p;
+  const countSignatureFailure = parts.countSignatureFailure ?? signatureFailureMetric();
+  return createTwilioReceiptsHandler({
+    store: p.store(),
+    clock: p.clock,
+    policy: config.policy,
+    authToken: twilioAuthTokenFor(config),
+    ...(config.providerStatusCallbackBase ? { publicBase: config.providerStatusCallbackBase } : {}),
+    countSignatureFailure,
+    log: (message, fields) => logger.info(message, { ...fields }),
+    logError: (error) => logger.error('receipt failed', error as Error),
+  });
+}
+
+/** One EMF line per rejected callback: the alarm counts them; nothing else about the request is kept. */
+function signatureFailureMetric(): () => void {
+  // Namespace from POWERTOOLS_METRICS_NAMESPACE (the stack sets the service's namespace).
+  const metrics = new Metrics({ serviceName: SERVICE_NAME });
+  return () => {
+    metrics.addMetric(RECEIPT_SIGNATURE_FAILURES, MetricUnit.Count, 1);
+    metrics.publishStoredMetrics();
+  };
+}
