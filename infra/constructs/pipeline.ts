@@ -9,7 +9,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { RECORD_ATTRIBUTES } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
-import { NotificationState } from '../../shared/domain/states.js';
+import { DISPATCH_TRIGGER } from '../../shared/domain/dispatch-trigger.js';
 import { FUNCTION_ENTRIES, type ResolvedSettings, snsDeliveryLogGroups } from '../settings.js';
 import {
   allowFieldKey,
@@ -158,14 +158,15 @@ export class Pipeline extends Construct {
       retryAttempts: 10,
       maxRecordAge: FORWARDER_MAX_RECORD_AGE,
       onFailure: new SqsDlq(this.forwarderFailureQueue),
-      // Coarse pre-filter (the handler decides exactly): command items that are `accepted` after
-      // the change. Evidence items and every other state never invoke the forwarder.
+      // Coarse pre-filter from the domain's dispatch trigger (the handler decides exactly with
+      // `needsDispatch`): command items that are `accepted` after the change. Evidence items and
+      // every other state never invoke the forwarder.
       filters: [
         FilterCriteria.filter({
-          eventName: FilterRule.or('INSERT', 'MODIFY'),
+          eventName: FilterRule.or(...DISPATCH_TRIGGER.eventNames),
           dynamodb: {
             Keys: { [TableSchema.sortKey]: { S: FilterRule.isEqual(TableSchema.commandSortKey) } },
-            NewImage: { [RECORD_ATTRIBUTES.state]: { S: FilterRule.isEqual(NotificationState.accepted) } },
+            NewImage: { [RECORD_ATTRIBUTES.state]: { S: FilterRule.isEqual(DISPATCH_TRIGGER.state) } },
           },
         }),
       ],

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { commandImageOf } from '../adapters/dynamodb/stream-image.js';
 import { abuseLimitsOf, type ServiceConfig } from '../config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
@@ -96,6 +97,7 @@ export function composeForwarder(config: ServiceConfig, parts: HandlerParts = {}
   return createForwarderHandler({
     queue: p.queue(),
     clock: p.clock,
+    readImage: commandImageOf,
     onReport: (report) => p.logger.info('forwarded', { ...report }),
   });
 }

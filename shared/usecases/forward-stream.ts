@@ -1,33 +1,20 @@
+import { type CommandChange, needsDispatch } from '../domain/dispatch-trigger.js';
 import type { EpochMs } from '../domain/notification.js';
-import { NotificationState } from '../domain/states.js';
 import type { DispatchMessage, DispatchQueue } from '../ports/queue.js';
 
-/** What the forwarder needs of one stream record (already unmarshalled). */
-export interface ChangeRecord {
+/** One stream record, its images already read as commands (by the store adapter's reader). */
+export interface ChangeRecord extends CommandChange {
   readonly id: string;
-  readonly eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
-  readonly oldImage?: Record<string, unknown>;
-  readonly newImage?: Record<string, unknown>;
 }
 
-/**
- * Pure filter: a command needs a dispatch message when it is inserted as `accepted`, or
- * modified into `accepted` (a retry after backoff, or reconciled absent). Evidence items never do.
- */
+/** The dispatch message a change asks for (the domain's {@link needsDispatch} rule), if any. */
 export function dispatchMessageFor(change: ChangeRecord, now: EpochMs): DispatchMessage | undefined {
-  const next = change.newImage;
-  if (next?.sk !== 'CMD' || next.state !== NotificationState.accepted) return undefined;
-  if (change.eventName === 'MODIFY') {
-    const before = change.oldImage;
-    if (before && before.state === NotificationState.accepted && before.version === next.version)
-      return undefined;
-  } else if (change.eventName !== 'INSERT') {
-    return undefined;
-  }
-  const nextAttemptAt = typeof next.next_attempt_at === 'number' ? next.next_attempt_at : now;
+  const after = change.after;
+  if (after === undefined || !needsDispatch(change)) return undefined;
+  const nextAttemptAt = after.nextAttemptAt ?? now;
   return {
-    idempotencyKey: String(next.idempotency_key),
-    version: Number(next.version),
+    idempotencyKey: after.idempotencyKey,
+    version: after.version,
     delaySeconds: Math.max(0, Math.ceil((nextAttemptAt - now) / 1000)),
   };
 }

@@ -1,5 +1,6 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { commandImageOf } from '../../../shared/adapters/dynamodb/stream-image.js';
 import { ManualClock } from '../../../shared/domain/clock.js';
 import { createForwarderHandler } from '../../../shared/handlers/forwarder-handler.js';
 import type { DispatchMessage, DispatchQueue } from '../../../shared/ports/queue.js';
@@ -20,7 +21,11 @@ describe('forwarder handler', () => {
   it('forwards the commands of a batch that also holds an image it cannot read (an empty map in DynamoDB Local)', async () => {
     // Prepare
     const { queue, sent } = aRecordingQueue();
-    const handler = createForwarderHandler({ queue, clock: new ManualClock(Date.UTC(2026, 11, 1)) });
+    const handler = createForwarderHandler({
+      queue,
+      clock: new ManualClock(Date.UTC(2026, 11, 1)),
+      readImage: commandImageOf,
+    });
     const event = {
       Records: [
         {

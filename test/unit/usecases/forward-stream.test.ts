@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { commandImageOf } from '../../../shared/adapters/dynamodb/stream-image.js';
+import type { CommandImage } from '../../../shared/domain/dispatch-trigger.js';
 import type { DispatchQueue } from '../../../shared/ports/queue.js';
 import {
   type ChangeRecord,
@@ -8,20 +10,12 @@ import {
 
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);
 
-function command(overrides: Record<string, unknown> = {}) {
-  return {
-    pk: 'k1',
-    sk: 'CMD',
-    idempotency_key: 'k1',
-    state: 'accepted',
-    version: 1,
-    next_attempt_at: NOW,
-    ...overrides,
-  };
+function command(overrides: Partial<CommandImage> = {}): CommandImage {
+  return { idempotencyKey: 'k1', state: 'accepted', version: 1, nextAttemptAt: NOW, ...overrides };
 }
 
 function change(overrides: Partial<ChangeRecord> = {}): ChangeRecord {
-  return { id: '100', eventName: 'INSERT', newImage: command(), ...overrides };
+  return { id: '100', eventName: 'INSERT', after: command(), ...overrides };
 }
 
 describe('dispatchMessageFor', () => {
@@ -33,8 +27,8 @@ describe('dispatchMessageFor', () => {
     const message = dispatchMessageFor(
       change({
         eventName: 'MODIFY',
-        oldImage: command({ state: 'dispatching', version: 2 }),
-        newImage: command({ version: 3, next_attempt_at: NOW + 4_200 }),
+        before: command({ state: 'dispatching', version: 2 }),
+        after: command({ version: 3, nextAttemptAt: NOW + 4_200 }),
       }),
       NOW,
     );
@@ -42,16 +36,35 @@ describe('dispatchMessageFor', () => {
   });
 
   it.each<[string, Partial<ChangeRecord>]>([
-    ['an evidence item', { newImage: { pk: 'k1', sk: 'EV#000000002', to_state: 'accepted' } }],
-    ['a command in another state', { eventName: 'MODIFY', newImage: command({ state: 'sent', version: 4 }) }],
-    [
-      'a reschedule (accepted, same version)',
-      { eventName: 'MODIFY', oldImage: command({ due_at: 1 }), newImage: command({ due_at: 2 }) },
-    ],
-    ['a TTL removal', { eventName: 'REMOVE', newImage: undefined as never, oldImage: command() }],
+    ['no command after the change (an evidence item, an unreadable image)', { after: undefined as never }],
+    ['a command in another state', { eventName: 'MODIFY', after: command({ state: 'sent', version: 4 }) }],
+    ['a reschedule (accepted, same version)', { eventName: 'MODIFY', before: command(), after: command() }],
+    ['a TTL removal', { eventName: 'REMOVE', after: undefined as never, before: command() }],
   ])('ignores %s', (_what, overrides) => {
-    const record: ChangeRecord = { ...change(), ...overrides };
+    const record = { ...change(), ...overrides } as ChangeRecord;
     expect(dispatchMessageFor(record, NOW)).toBeUndefined();
+  });
+});
+
+describe("commandImageOf (the DynamoDB adapter's stream reader)", () => {
+  it('reads a command item and nothing else', () => {
+    // Prepare
+    const commandItem = {
+      pk: { S: 'k1' },
+      sk: { S: 'CMD' },
+      idempotency_key: { S: 'k1' },
+      state: { S: 'accepted' },
+      version: { N: '3' },
+      next_attempt_at: { N: String(NOW) },
+    };
+    // Act / Assess
+    expect(commandImageOf(commandItem)).toEqual(command({ version: 3 }));
+    expect(commandImageOf({ ...commandItem, sk: { S: 'EV#000000002' } })).toBeUndefined();
+    expect(commandImageOf({ ...commandItem, state: { S: 'from_the_future' } })).toBeUndefined();
+    expect(
+      commandImageOf({ pk: { S: '_control#reconciler' }, sk: { S: 'CURSOR' }, shards: {} }),
+    ).toBeUndefined();
+    expect(commandImageOf(undefined)).toBeUndefined();
   });
 });
 
@@ -66,9 +79,9 @@ describe('forwardChanges', () => {
       },
     };
     const changes = [
-      change({ id: '1', newImage: command({ idempotency_key: 'a' }) }),
-      change({ id: '2', newImage: command({ idempotency_key: 'b' }) }),
-      change({ id: '3', newImage: { pk: 'c', sk: 'EV#000000001' } }),
+      change({ id: '1', after: command({ idempotencyKey: 'a' }) }),
+      change({ id: '2', after: command({ idempotencyKey: 'b' }) }),
+      { id: '3', eventName: 'INSERT' } satisfies ChangeRecord,
     ];
     // Act
     const report = await forwardChanges(queue, changes, NOW);
