@@ -1,3 +1,5 @@
+import { TransientFault } from '../ports/faults.js';
+
 /**
  * How faults inside the reconciler and sender are described in logs: the error's name, stable
  * `code` and a short message with anything number-like masked, for the error and its causes. No
@@ -43,6 +45,9 @@ const TRANSIENT_NAMES =
 export function isTransientFault(error: unknown): boolean {
   let current: unknown = error;
   for (let depth = 0; current instanceof Error && depth < 4; depth++) {
+    // An adapter that already classified its fault as transient (a throttled transaction, which
+    // carries no `$retryable` and no throttling name of its own) is believed.
+    if (current instanceof TransientFault) return true;
     const code = (current as { code?: unknown }).code;
     if (code === 'redrive_enqueue_failed') return true;
     if ((current as { $retryable?: unknown }).$retryable !== undefined) return true;

@@ -1,5 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from '../../../shared/adapters/dynamodb/errors.js';
 import { ManualClock } from '../../../shared/domain/clock.js';
 import { createReconcileWorkerHandler } from '../../../shared/handlers/reconcile-worker-handler.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
@@ -126,5 +127,39 @@ describe('reconcile worker handler', () => {
     await handler(batch([key]));
     // Assess
     expect(provider.lookups).toHaveLength(2);
+  });
+
+  it('a throttled transaction (no $retryable, no throttling name of its own) is retried, never poisoned', async () => {
+    // Prepare: the expiry write of a due, expired unknown is cancelled by throttling
+    const key = keyOnShard(0);
+    const store = new MemoryNotificationStore({
+      beforeOperation: (operation) => {
+        if (operation !== 'transition') return;
+        const cancelled = new Error('Transaction cancelled [ThrottlingError, None]');
+        cancelled.name = 'TransactionCanceledException';
+        throw new StoreUnavailableError('transition write: DynamoDB is temporarily unavailable', {
+          cause: cancelled,
+        });
+      },
+    });
+    const cipher = switchableCipher();
+    const record = unknownRecord(key, { expiresInMs: 60_000 });
+    await plant(store, cipher, record);
+    const reports: unknown[] = [];
+    const handler = createReconcileWorkerHandler({
+      store,
+      cipher,
+      provider: countingProvider(),
+      queue: recordingQueue(),
+      clock: new ManualClock(record.expiresAt + 1),
+      policy: POLICY,
+      onItemError: (report) => reports.push(report),
+    });
+    // Act
+    const response = await handler(batch([key]));
+    // Assess: the message comes back; the item keeps its due time (no 60 s poison delay)
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+    expect(reports).toMatchObject([{ action: 'retry' }]);
+    expect((await store.get(key))?.record.dueAt).toBe(record.dueAt);
   });
 });
