@@ -785,10 +785,7 @@ const POISON_PREFIX = 'chaos-poison-';
  * How long past its expiry a command may stay undecided: a lease (slack) running out, one lookup
  * timeout, a few reconcile intervals and the event-loop delay of one process hosting everything.
  */
-// Stopgap, 240 s instead of 30 s: on the merged main, expiries of unknowns in a 2,000-event soak
-// lag their deadline by up to 178 s (the reconcile fan-out serves some due items a minute or more
-// late; never a send, only late finality). Open defect, see docs/chaos.md "Known defect".
-const STUCK_BOUND_MS = 240_000;
+const STUCK_BOUND_MS = 30_000;
 
 /**
  * A command item as a newer release might write it: a reason code this release does not know, due
