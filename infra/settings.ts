@@ -18,6 +18,7 @@ import {
   parseCountries,
   parseNumberTypes,
 } from '../shared/http/destination.js';
+import { SETTINGS } from '../shared/settings.js';
 import {
   fingerprintKeySource,
   isAccountId,
@@ -271,7 +272,11 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     throw new Error(`ResetNotifier: ${message}`);
   };
   const provider = props.provider ?? { kind: 'sns' };
-  const evidenceRetentionDays = (props.evidenceRetention ?? Duration.days(400)).toDays({ integral: false });
+  const evidenceRetentionDays = (
+    props.evidenceRetention ?? Duration.days(SETTINGS.evidenceRetention.aws)
+  ).toDays({
+    integral: false,
+  });
   if (!Number.isInteger(evidenceRetentionDays) || evidenceRetentionDays < 1) {
     fail('evidenceRetention must be a whole number of days, at least 1');
   }
@@ -285,7 +290,9 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     if (!/^\+[1-9]\d{0,14}$/.test(prefix))
       fail(`allowedDestinations: "${prefix}" is not an E.164 prefix like +1 or +44`);
   }
-  const maxExpiryHours = (props.maxExpiry ?? Duration.hours(24)).toHours({ integral: false });
+  const maxExpiryHours = (props.maxExpiry ?? Duration.hours(SETTINGS.maxExpiry.aws)).toHours({
+    integral: false,
+  });
   if (!Number.isInteger(maxExpiryHours) || maxExpiryHours < 1)
     fail('maxExpiry must be a whole number of hours');
 
@@ -293,12 +300,13 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
 
   const t = props.timing ?? {};
   const timing: Required<TimingSettings> = {
-    dispatchMargin: t.dispatchMargin ?? Duration.seconds(5),
-    providerTimeout: t.providerTimeout ?? Duration.seconds(5),
-    reconcileSettle: t.reconcileSettle ?? Duration.minutes(2),
-    statusHorizon: t.statusHorizon ?? Duration.hours(1),
-    statusPoll: t.statusPoll ?? Duration.minutes(1),
-    queueSafetyNet: t.queueSafetyNet ?? Duration.minutes(5),
+    // The AWS defaults of the one settings table (shared/settings.ts), which also documents them.
+    dispatchMargin: t.dispatchMargin ?? Duration.seconds(SETTINGS.dispatchMargin.aws),
+    providerTimeout: t.providerTimeout ?? Duration.millis(SETTINGS.providerTimeout.aws),
+    reconcileSettle: t.reconcileSettle ?? Duration.seconds(SETTINGS.reconcileSettle.aws),
+    statusHorizon: t.statusHorizon ?? Duration.seconds(SETTINGS.statusHorizon.aws),
+    statusPoll: t.statusPoll ?? Duration.seconds(SETTINGS.statusPoll.aws),
+    queueSafetyNet: t.queueSafetyNet ?? Duration.seconds(SETTINGS.queueSafetyNet.aws),
   };
   // The provider call and the lease bookkeeping must fit well inside one sender invocation.
   if (timing.providerTimeout.toMilliseconds() > SENDER_TIMEOUT.toMilliseconds() / 2) {

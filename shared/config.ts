@@ -5,13 +5,14 @@ import {
   parseDestinationLimits,
 } from './domain/budgets.js';
 import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
-import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from './domain/sms-body.js';
+import { parseHosts } from './domain/sms-body.js';
 import {
   DEFAULT_ALLOWED_NUMBER_TYPES,
   type DestinationNumberType,
   parseCountries,
   parseNumberTypes,
 } from './http/destination.js';
+import { readNumber, SETTINGS, type Setting } from './settings.js';
 
 /**
  * Settings read from the environment, in one place. Lambda gets them from the stack; the local
@@ -102,21 +103,6 @@ export interface ServiceConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function num(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0)
-    throw new Error(`${name} must be a non-negative number, got "${raw}"`);
-  return value;
-}
-
-function positive(env: Env, name: string, fallback: number): number {
-  const value = num(env, name, fallback);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number >= 1`);
-  return value;
-}
-
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name] ?? fallback;
   if (!(allowed as readonly string[]).includes(raw))
@@ -137,7 +123,7 @@ function list(raw: string | undefined): string[] {
 
 /** Reads the service configuration; throws with the variable's name when one is malformed. */
 export function loadConfig(env: Env = process.env): ServiceConfig {
-  const seconds = (name: string, fallbackMs: number) => num(env, name, fallbackMs / 1000) * 1000;
+  const seconds = (setting: Setting) => readNumber(env, setting) * 1000;
   return {
     tableName: env.TABLE_NAME ?? 'reset-notifier',
     dispatchQueueUrl: env.DISPATCH_QUEUE_URL ?? '',
@@ -155,7 +141,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ),
     ...opt('providerMessagingServiceSid', env.PROVIDER_MESSAGING_SERVICE_SID),
     providerRedaction: oneOf(env, 'PROVIDER_REDACTION', ['on', 'off'] as const, 'on'),
-    providerListLagAllowanceMs: num(env, 'PROVIDER_LIST_LAG_ALLOWANCE_SECONDS', 60) * 1000,
+    providerListLagAllowanceMs: readNumber(env, SETTINGS.twilioListLagAllowance, 60) * 1000,
     ...opt('providerAuthTokenSecretArn', env.PROVIDER_AUTH_TOKEN_SECRET_ARN),
     ...opt('snsSenderId', env.SNS_SENDER_ID),
     snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),
@@ -176,7 +162,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     allowedNumberTypes: parseNumberTypes(env.ALLOWED_NUMBER_TYPES || DEFAULT_ALLOWED_NUMBER_TYPES.join(',')),
     allowedDestinationCountries: parseCountries(env.ALLOWED_DESTINATION_COUNTRIES ?? ''),
     resetUrlHosts: parseHosts(env.RESET_URL_HOSTS ?? ''),
-    maxSmsSegments: positive(env, 'MAX_SMS_SEGMENTS', DEFAULT_MAX_SMS_SEGMENTS),
+    maxSmsSegments: readNumber(env, SETTINGS.maxSmsSegments),
     // The built-in simulator has its own callback sink; a real Twilio endpoint has no default.
     ...opt(
       'providerStatusCallbackBase',
@@ -185,33 +171,38 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
           ? `${(env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`).replace(/\/+$/, '')}/_callbacks/status`
           : undefined),
     ),
-    providerLookupTimeoutMs: num(env, 'PROVIDER_LOOKUP_TIMEOUT_MS', num(env, 'PROVIDER_TIMEOUT_MS', 3000)),
+    providerLookupTimeoutMs: readNumber(
+      env,
+      SETTINGS.providerLookupTimeout,
+      readNumber(env, SETTINGS.providerTimeout),
+    ),
     cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
     ...opt('localDataKey', env.LOCAL_DATA_KEY),
     ...opt('kmsKeyId', env.KMS_KEY_ID),
     ...opt('fingerprintKey', env.FINGERPRINT_KEY),
     ...opt('fingerprintKeyParameter', env.FINGERPRINT_KEY_PARAMETER),
     ...opt('fingerprintKeySecretArn', env.FINGERPRINT_KEY_SECRET_ARN),
-    evidenceRetentionDays: num(env, 'EVIDENCE_RETENTION_DAYS', 400),
-    maxExpiryHours: num(env, 'MAX_EXPIRY_HOURS', 24),
+    evidenceRetentionDays: readNumber(env, SETTINGS.evidenceRetention),
+    maxExpiryHours: readNumber(env, SETTINGS.maxExpiry),
     ...opt('reconcileQueueUrl', env.RECONCILE_QUEUE_URL),
-    reconcileMaxItemsPerPass: num(env, 'RECONCILE_MAX_ITEMS_PER_PASS', 1_000),
+    reconcileMaxItemsPerPass: readNumber(env, SETTINGS.reconcileMaxItems),
     ...(env.PROVIDER_LOOKUP_RATE_PER_SECOND === undefined || env.PROVIDER_LOOKUP_RATE_PER_SECOND === ''
       ? {}
-      : { providerLookupRatePerSecond: num(env, 'PROVIDER_LOOKUP_RATE_PER_SECOND', 0) }),
-    receiptGraceMs: seconds('RECEIPT_GRACE_SECONDS', 120_000),
+      : { providerLookupRatePerSecond: readNumber(env, SETTINGS.providerLookupRate) }),
+    receiptGraceMs: seconds(SETTINGS.receiptGrace),
+    // Every timing setting from the one table (shared/settings.ts), whose local defaults are the domain's.
     policy: {
       ...DEFAULT_POLICY,
-      dispatchMarginMs: seconds('DISPATCH_MARGIN_SECONDS', DEFAULT_POLICY.dispatchMarginMs),
-      providerTimeoutMs: num(env, 'PROVIDER_TIMEOUT_MS', DEFAULT_POLICY.providerTimeoutMs),
-      reconcileSettleMs: seconds('RECONCILE_SETTLE_SECONDS', DEFAULT_POLICY.reconcileSettleMs),
-      statusHorizonMs: seconds('STATUS_HORIZON_SECONDS', DEFAULT_POLICY.statusHorizonMs),
-      statusPollMs: seconds('STATUS_POLL_SECONDS', DEFAULT_POLICY.statusPollMs),
-      queueSafetyNetMs: seconds('QUEUE_SAFETY_NET_SECONDS', DEFAULT_POLICY.queueSafetyNetMs),
-      leaseSlackMs: num(env, 'LEASE_SLACK_MS', DEFAULT_POLICY.leaseSlackMs),
-      backoffBaseMs: num(env, 'BACKOFF_BASE_MS', DEFAULT_POLICY.backoffBaseMs),
-      backoffMaxMs: num(env, 'BACKOFF_MAX_MS', DEFAULT_POLICY.backoffMaxMs),
-      maxAttempts: num(env, 'MAX_ATTEMPTS', DEFAULT_POLICY.maxAttempts),
+      dispatchMarginMs: seconds(SETTINGS.dispatchMargin),
+      providerTimeoutMs: readNumber(env, SETTINGS.providerTimeout),
+      reconcileSettleMs: seconds(SETTINGS.reconcileSettle),
+      statusHorizonMs: seconds(SETTINGS.statusHorizon),
+      statusPollMs: seconds(SETTINGS.statusPoll),
+      queueSafetyNetMs: seconds(SETTINGS.queueSafetyNet),
+      leaseSlackMs: readNumber(env, SETTINGS.leaseSlack),
+      backoffBaseMs: readNumber(env, SETTINGS.backoffBase),
+      backoffMaxMs: readNumber(env, SETTINGS.backoffMax),
+      maxAttempts: readNumber(env, SETTINGS.maxAttempts),
     },
   };
 }
