@@ -50,6 +50,7 @@ describe('layer rules (biome.json noRestrictedImports)', () => {
     ['shared/handlers/probe.ts', '../adapters/sqs/dispatch-queue.js'],
     ['shared/handlers/probe.ts', '../providers/twilio/index.js'],
     ['shared/handlers/probe.ts', '../composition/provider.js'],
+    ['shared/handlers/probe.ts', '@aws-sdk/util-dynamodb'],
     ['shared/adapters/probe.ts', '../../test/support/memory-store.js'],
     ['shared/providers/twilio/probe.ts', '../../../local/simulator/server.js'],
     ['shared/composition/probe.ts', '../../scripts/chaos/driver.js'],
