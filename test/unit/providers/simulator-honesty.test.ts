@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../local/simulator/server.js';
+import { eventually } from '../../support/eventually.js';
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,
@@ -233,8 +234,11 @@ describe('simulator: Twilio behaviour', () => {
 
       // Act
       const message = await created(form);
-      await sleep(DELAYS.delivered + 150);
-      const callbacks = await harness.callbacks();
+      const callbacks = await eventually(async () => {
+        const posted = await harness.callbacks();
+        expect(posted).toHaveLength(2);
+        return posted;
+      });
 
       // Assess
       expect(callbacks.map((c) => c.params.MessageStatus)).toEqual(['sent', 'delivered']);
@@ -297,9 +301,12 @@ describe('simulator: Twilio behaviour', () => {
 
       // Act
       const message = await created();
-      await sleep(DELAYS.delivered + 150);
+      const callbacks = await eventually(async () => {
+        const posted = await harness.callbacks();
+        expect(posted).toHaveLength(1);
+        return posted;
+      });
       const fetched = await fetchMessage(message.sid);
-      const callbacks = await harness.callbacks();
 
       // Assess
       expect(fetched).toMatchObject({ status: 'failed', error_code: 30001, date_sent: null });

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../local/simulator/server.js';
+import { eventually } from '../../support/eventually.js';
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,
@@ -299,10 +300,13 @@ describe('provider simulator', () => {
 
       // Act
       const { sid } = await created(form);
-      await sleep(DELAYS.delivered + 150);
+      const callbacks = await eventually(async () => {
+        const posted = await harness.callbacks();
+        expect(posted).toHaveLength(2);
+        return posted;
+      });
 
       // Assess
-      const callbacks = await harness.callbacks();
       expect(callbacks.map((c) => [c.params.MessageSid, c.params.MessageStatus, c.client_reference])).toEqual(
         [
           [sid, 'sent', 'key#1'],

@@ -14,6 +14,7 @@ import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../local/simulator/server.js';
+import { eventually } from '../../support/eventually.js';
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,
@@ -253,8 +254,11 @@ describe('Twilio conformance: the official client drives the simulator', () => {
     const created = await client.messages.create({ to: aPhoneNumber(), from: FROM, body: aResetBody() });
 
     // Act
-    await sleep(DELAYS.delivered + 40);
-    const fetched = await client.messages(created.sid).fetch();
+    const fetched = await eventually(async () => {
+      const read = await client.messages(created.sid).fetch();
+      expect(read.status).toBe('delivered');
+      return read;
+    });
 
     // Assess
     expect(fetched).toMatchObject({ sid: created.sid, status: 'delivered' });
@@ -386,7 +390,7 @@ describe('Twilio conformance: the official client drives the simulator', () => {
       body: aResetBody(),
       statusCallback,
     });
-    await sleep(DELAYS.delivered + 200);
+    await eventually(() => expect(capture.received).toHaveLength(2));
     await capture.stop();
 
     // Assess
