@@ -173,8 +173,10 @@ export function createEumProvider(options: EumProviderOptions): EumProvider {
       }
     },
 
-    async lookup(): Promise<LookupOutcome> {
+    async lookup(ref): Promise<LookupOutcome> {
       // No status or search API exists: events are the only evidence, and they arrive by themselves.
+      // An id SendTextMessage returned proves the message was accepted (how far it got, only events tell).
+      if (ref.messageId !== undefined) return { kind: 'found', messageId: ref.messageId, status: 'sent' };
       return { kind: 'inconclusive', detail: 'eum:events_only' };
     },
 

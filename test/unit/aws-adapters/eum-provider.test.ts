@@ -240,9 +240,16 @@ describe('End User Messaging provider: lookup and feedback', () => {
   };
 
   it('declares find-by-reference through events and no absence proof; lookups read nothing', async () => {
-    const outcome = await provider(new ManualClock()).lookup(ref);
+    const { messageId: _returnedId, ...withoutId } = ref;
+    const outcome = await provider(new ManualClock()).lookup(withoutId);
     expect(EUM_CAPABILITIES).toEqual({ findBy: ['id', 'reference'], absenceProof: 'never', receipts: true });
     expect(outcome).toEqual({ kind: 'inconclusive', detail: 'eum:events_only' });
+    // An id it returned proves acceptance, nothing more (read without any call).
+    expect(await provider(new ManualClock()).lookup(ref)).toEqual({
+      kind: 'found',
+      messageId: 'eum-msg-1',
+      status: 'sent',
+    });
     expect(admissibleLookup({ kind: 'absent' }, EUM_CAPABILITIES).kind).toBe('inconclusive');
     expect(eum.calls()).toHaveLength(0);
   });
