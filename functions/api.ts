@@ -1,5 +1,4 @@
-import { composeApi } from '../shared/composition/handlers.js';
-import { loadConfig } from '../shared/config.js';
+import { composeApi, lambdaEntry } from '../shared/composition/handlers.js';
 
 /** API Gateway HTTP API (payload v2) entry point. */
-export const handler = await composeApi(loadConfig());
+export const handler = await lambdaEntry(composeApi);

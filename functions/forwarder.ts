@@ -1,5 +1,4 @@
-import { composeForwarder } from '../shared/composition/handlers.js';
-import { loadConfig } from '../shared/config.js';
+import { composeForwarder, lambdaEntry } from '../shared/composition/handlers.js';
 
 /** DynamoDB stream event source entry point. */
-export const handler = composeForwarder(loadConfig());
+export const handler = await lambdaEntry(composeForwarder);

@@ -1,5 +1,4 @@
-import { composeReceipts } from '../shared/composition/handlers.js';
-import { loadConfig } from '../shared/config.js';
+import { composeReceipts, lambdaEntry } from '../shared/composition/handlers.js';
 
 /** `POST /v1/receipts/twilio` (public route, API Gateway HTTP API payload 2.0): Twilio status callbacks. */
-export const handler = composeReceipts(loadConfig());
+export const handler = await lambdaEntry(composeReceipts);

@@ -1,5 +1,4 @@
-import { composeReconcileWorker } from '../shared/composition/handlers.js';
-import { loadConfig } from '../shared/config.js';
+import { composeReconcileWorker, lambdaEntry } from '../shared/composition/handlers.js';
 
 /** Reconcile queue entry point: reconciles one due key per message (reads provider status; never sends). */
-export const handler = await composeReconcileWorker(loadConfig());
+export const handler = await lambdaEntry(composeReconcileWorker);

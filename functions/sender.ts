@@ -1,5 +1,4 @@
-import { composeSender } from '../shared/composition/handlers.js';
-import { loadConfig } from '../shared/config.js';
+import { composeSender, lambdaEntry } from '../shared/composition/handlers.js';
 
 /** SQS event source entry point (partial batch responses). The log lines feed the alarms' metric filters. */
-export const handler = await composeSender(loadConfig());
+export const handler = await lambdaEntry((config, parts) => composeSender(config, parts));

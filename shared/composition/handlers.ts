@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 import { commandImageOf } from '../adapters/dynamodb/stream-image.js';
-import { abuseLimitsOf, type ServiceConfig } from '../config.js';
+import { abuseLimitsOf, loadConfig, type ServiceConfig } from '../config.js';
 import { type Clock, systemClock } from '../domain/clock.js';
+import { InvalidConfigurationError } from '../domain/errors.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
 import type { SmsProvider } from '../domain/provider.js';
 import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../handlers/api-handler.js';
@@ -15,7 +19,9 @@ import { createSenderHandler } from '../handlers/sender-handler.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { DispatchQueue } from '../ports/queue.js';
 import type { NotificationStore } from '../ports/store.js';
+import { createEumReceiptsHandler } from '../providers/eum/index.js';
 import type { StepHook } from '../usecases/dispatch-notification.js';
+import { ingestReceipt } from '../usecases/ingest-receipt.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
@@ -213,4 +219,37 @@ function signatureFailureMetric(): () => void {
     metrics.addMetric(RECEIPT_SIGNATURE_FAILURES, MetricUnit.Count, 1);
     metrics.publishStoredMetrics();
   };
+}
+
+/** The SNS subscription of End User Messaging events: events of our configuration set become receipts. */
+export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = {}) {
+  const p = partsOf(config, parts);
+  if (!config.eumEventsTopicArn) throw new InvalidConfigurationError('EUM_EVENTS_TOPIC_ARN is required');
+  return createEumReceiptsHandler({
+    ingest: ingestReceipt,
+    topicArn: config.eumEventsTopicArn,
+    store: p.store(),
+    clock: p.clock,
+    policy: config.policy,
+    // Reports carry the message id, our reference and the event type; never the number.
+    onReport: (report) => p.logger.info('eum receipt', { ...report }),
+  });
+}
+
+/** A handler as Lambda calls it. */
+type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
+
+/**
+ * A Lambda entry point from one of the `compose*` builders: the settings from the environment, one
+ * logger that every log line of the invocation goes through, with the Lambda context (request id,
+ * function name, cold start) added to each line by Powertools' middleware.
+ */
+export async function lambdaEntry<E, R>(
+  build: (config: ServiceConfig, parts: HandlerParts) => LambdaHandler<E, R> | Promise<LambdaHandler<E, R>>,
+): Promise<LambdaHandler<E, R>> {
+  const logger = new Logger({ serviceName: SERVICE_NAME });
+  const handler = await build(loadConfig(), { logger });
+  return middy<E, R>((event: E, context: Context) => handler(event, context)).use(
+    injectLambdaContext(logger, { resetKeys: true }),
+  );
 }
