@@ -20,7 +20,6 @@ import { randomUUID } from 'node:crypto';
 import { type ConsumedCapacity, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
-import { ManualClock } from '../shared/domain/clock.js';
 import { applyReceipt } from '../shared/domain/dispatch.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
@@ -34,6 +33,7 @@ import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { admitNotification } from '../shared/usecases/admit-notification.js';
 import { dispatchNotification } from '../shared/usecases/dispatch-notification.js';
 import { reconcileKey } from '../shared/usecases/reconcile-due.js';
+import { ManualClock } from '../test/support/manual-clock.js';
 import { type CapacityEntry, CapacityRecorder, itemSize, totals } from './capacity-model.js';
 import { fmt } from './stats.js';
 import {

@@ -7,17 +7,3 @@ export interface Clock {
 
 /** Wall-clock time. */
 export const systemClock: Clock = { now: () => Date.now() };
-
-/** A clock that only moves when told: for unit and model-based tests. */
-export class ManualClock implements Clock {
-  constructor(private current: EpochMs = Date.UTC(2026, 10, 29, 12, 0, 0)) {}
-  now(): EpochMs {
-    return this.current;
-  }
-  advance(ms: number): void {
-    this.current += ms;
-  }
-  set(at: EpochMs): void {
-    this.current = at;
-  }
-}

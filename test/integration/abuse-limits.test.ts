@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { DEFAULT_DESTINATION_LIMITS } from '../../shared/domain/budgets.js';
-import { ManualClock } from '../../shared/domain/clock.js';
 import { startApiHarness } from '../support/api-harness.js';
 import { aRequestBody, TEST_PHONE } from '../support/fixtures.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 type Harness = Awaited<ReturnType<typeof startApiHarness>>;
 const FIFTEEN_MINUTES = 15 * 60_000;

@@ -7,10 +7,10 @@
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/domain/clock.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/domain/idempotency-key.js';
 import { startApiHarness } from '../support/api-harness.js';
 import { aRequestBody as aValidBody } from '../support/fixtures.js';
+import { ManualClock } from '../support/manual-clock.js';
 
 type Harness = Awaited<ReturnType<typeof startApiHarness>>;
 let api: Harness;

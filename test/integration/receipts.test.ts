@@ -6,13 +6,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureTable } from '../../local/resources.js';
 import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
-import { ManualClock } from '../../shared/domain/clock.js';
 import { admit, applyTransition, type NotificationRecord } from '../../shared/domain/notification.js';
 import { DEFAULT_POLICY } from '../../shared/domain/policy.js';
 import { TWILIO_RECEIPTS_PATH } from '../../shared/handlers/receipts-handler.js';
 import { twilioSignature } from '../../shared/providers/twilio/status-callback.js';
 import { ingestReceipt } from '../../shared/usecases/ingest-receipt.js';
 import { aRequestBody, uniqueName } from '../support/fixtures.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { expectConsistentTrail, type Pipeline, startPipeline } from '../support/pipeline-harness.js';
 
 const NOW = Date.UTC(2026, 10, 29, 12, 0, 0);

@@ -15,11 +15,11 @@ import { ensureTable } from '../../local/resources.js';
 import { commandItem } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
-import { ManualClock } from '../../shared/domain/clock.js';
 import type { NotificationRecord } from '../../shared/domain/notification.js';
 import { sealPayload } from '../../shared/usecases/payload-seal.js';
 import { POISON_POLICY, reconcileDue } from '../../shared/usecases/reconcile-due.js';
 import { TEST_CODE, TEST_PHONE, uniqueName } from '../support/fixtures.js';
+import { ManualClock } from '../support/manual-clock.js';
 import {
   countingProvider,
   keyOnShard,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { capabilitiesOf, providerFor } from '../../../shared/composition/provider.js';
 import { loadConfig } from '../../../shared/config.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { EUM_CAPABILITIES } from '../../../shared/providers/eum/index.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const fingerprinter = createFingerprinter(new Uint8Array(32).fill(3));
 

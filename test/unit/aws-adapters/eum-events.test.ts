@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import {
   createEumReceiptsHandler,
   EUM_EVENT_STATUS,
@@ -7,6 +6,7 @@ import {
   type SnsNotification,
 } from '../../../shared/providers/eum/index.js';
 import type { IngestReceipt, ReceiptInput } from '../../../shared/usecases/ingest-receipt.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import { aPolicy } from '../domain/fixtures.js';
 

@@ -6,7 +6,6 @@ import {
 } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import { admissibleLookup, type LookupRef, type SendCommand } from '../../../shared/domain/provider.js';
 import {
@@ -16,6 +15,7 @@ import {
   EUM_CLIENT_CONFIG,
   type EumProviderOptions,
 } from '../../../shared/providers/eum/index.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const PHONE = '+14155550123';
 const CODE = '483920';

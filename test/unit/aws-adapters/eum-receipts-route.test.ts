@@ -2,9 +2,9 @@ import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eumReceiptsRoute } from '../../../local/runtime/eum-receipts-route.js';
 import { startHttpServer } from '../../../local/runtime/http-server.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import type { EumReceiptDeps } from '../../../shared/providers/eum/index.js';
 import type { ReceiptInput } from '../../../shared/usecases/ingest-receipt.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import { aPolicy } from '../domain/fixtures.js';
 

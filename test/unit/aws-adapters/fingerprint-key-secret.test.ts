@@ -4,8 +4,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { fingerprinterFor } from '../../../shared/composition/secrets.js';
 import { loadConfig } from '../../../shared/config.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const ARN = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:fp-AbCdEf';
 /** What the stack's generated secret looks like: 64 characters of [A-Za-z0-9]. */

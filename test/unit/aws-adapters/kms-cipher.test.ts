@@ -8,7 +8,7 @@ import {
   KMS_ENCRYPTION_CONTEXT,
   SealedValueError,
 } from '../../../shared/adapters/kms-cipher.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const KEY_ID = 'arn:aws:kms:eu-west-1:111111111111:key/00000000-0000-0000-0000-000000000000';
 const CONTEXT = { idempotency_key: 'reset-1', purpose: 'sms-payload' };

@@ -2,8 +2,8 @@ import { GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CipherUnavailableError, createKmsCipher } from '../../../shared/adapters/kms-cipher.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { transientFaultOf } from '../../../shared/ports/faults.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 describe('KMS cipher: throttling while sealing is retry-safe (HTTP 503), other errors are not', () => {
   const kms = mockClient(KMSClient);

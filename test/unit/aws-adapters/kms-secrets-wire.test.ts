@@ -4,9 +4,9 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKmsCipher, KMS_ENCRYPTION_CONTEXT } from '../../../shared/adapters/kms-cipher.js';
 import { readSecretString } from '../../../shared/adapters/secrets-manager-secret.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { startKmsFake, startSecretsManagerFake } from '../../support/aws-json-fakes.js';
 import { localClient } from '../../support/aws-wire.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const stops: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { keepProviderMessageIds } from '../../../shared/composition/outcome-write.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { recordSendOutcome } from '../../../shared/domain/dispatch.js';
 import {
   applyTransition,
@@ -9,6 +8,7 @@ import {
 } from '../../../shared/domain/notification.js';
 import { Actor, NotificationState, ReasonCode } from '../../../shared/domain/states.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore, type StoreOperation } from '../../support/memory-store.js';
 import { aDispatchingRecord, aPolicy, SECOND, T0 } from '../domain/fixtures.js';
 

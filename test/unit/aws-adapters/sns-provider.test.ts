@@ -7,7 +7,6 @@ import {
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import type { LookupRef, SendCommand } from '../../../shared/domain/provider.js';
 import {
@@ -17,6 +16,7 @@ import {
   messageIdPattern,
   SNS_CLIENT_CONFIG,
 } from '../../../shared/providers/sns/index.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const PHONE = '+14155550123';
 const OTHER_PHONE = '+14155550999';

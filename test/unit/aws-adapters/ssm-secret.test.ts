@@ -3,8 +3,8 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createSsmSecretLoader, decodeSecret } from '../../../shared/adapters/ssm-secret.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const NAME = '/reset-notifier/fingerprint-key';
 const HEX_KEY = 'ab'.repeat(32);

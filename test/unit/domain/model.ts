@@ -4,7 +4,6 @@
  * only what the domain decides, and records everything the properties need to judge a run.
  */
 import fc from 'fast-check';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import {
   applyLookup,
   decideDispatch,
@@ -27,6 +26,7 @@ import {
   type ProviderStatus,
   type SendOutcome,
 } from '../../../shared/domain/provider.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { anAdmissionInput, aRequest, SECOND, T0 } from './fixtures.js';
 
 /** A provider that can prove absence (the domain adds its own two-read rule). */

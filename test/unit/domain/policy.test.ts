@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock, systemClock } from '../../../shared/domain/clock.js';
+import { systemClock } from '../../../shared/domain/clock.js';
 import { backoffMs, dispatchDeadline, isPastDispatchDeadline } from '../../../shared/domain/policy.js';
 import { clientReference } from '../../../shared/domain/provider.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { aPolicy, aRecord, SECOND, T0 } from './fixtures.js';
 
 describe('dispatch deadline', () => {

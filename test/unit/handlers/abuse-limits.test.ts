@@ -2,11 +2,11 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { parseDestinationLimits } from '../../../shared/domain/budgets.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
 import { createApiHandler, type Refusal } from '../../../shared/handlers/api-handler.js';
 import { DEFAULT_ALLOWED_NUMBER_TYPES } from '../../../shared/http/destination.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 
 const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;

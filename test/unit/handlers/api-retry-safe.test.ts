@@ -2,12 +2,12 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../../shared/adapters/dynamodb/errors.js';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
 import { createApiHandler } from '../../../shared/handlers/api-handler.js';
 import { renderOpenApiDocument } from '../../../shared/http/openapi.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 
 const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;

@@ -1,9 +1,9 @@
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { commandImageOf } from '../../../shared/adapters/dynamodb/stream-image.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createForwarderHandler } from '../../../shared/handlers/forwarder-handler.js';
 import type { DispatchMessage, DispatchQueue } from '../../../shared/ports/queue.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 /** A queue that records what it was given. */
 function aRecordingQueue() {

@@ -1,13 +1,13 @@
 import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
 import type { SmsProvider } from '../../../shared/domain/provider.js';
 import { createApiHandler } from '../../../shared/handlers/api-handler.js';
 import { createSenderHandler } from '../../../shared/handlers/sender-handler.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 

@@ -1,8 +1,8 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../../../shared/adapters/dynamodb/errors.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createReconcileWorkerHandler } from '../../../shared/handlers/reconcile-worker-handler.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import {
   countingProvider,

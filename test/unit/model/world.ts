@@ -6,7 +6,6 @@
 
 import { keyOfReference, trailProblems } from '../../../scripts/chaos/invariants.js';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import {
   isFinal,
@@ -33,6 +32,7 @@ import {
 import { InjectedCrashError } from '../../../shared/usecases/errors.js';
 import { ingestReceipt } from '../../../shared/usecases/ingest-receipt.js';
 import { type ReconcileSummary, reconcileDue } from '../../../shared/usecases/reconcile-due.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore, type StoreOperation } from '../../support/memory-store.js';
 
 /** 2026-11-29T12:00:00Z. */

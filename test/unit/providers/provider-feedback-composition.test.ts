@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { providerFor } from '../../../shared/composition/provider.js';
 import { loadConfig } from '../../../shared/config.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 const SID = `SM${'ab'.repeat(16)}`;
 const fingerprinter = createFingerprinter(Buffer.alloc(32, 3));

@@ -5,7 +5,6 @@ import {
   type SimulatorOptions,
   startSimulator,
 } from '../../../local/simulator/server.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import {
   clientReference,
   type LookupRef,
@@ -13,6 +12,7 @@ import {
   type SmsProvider,
 } from '../../../shared/domain/provider.js';
 import { createTwilioProvider, type TwilioProviderOptions } from '../../../shared/providers/twilio/index.js';
+import { ManualClock } from '../../support/manual-clock.js';
 
 /** Short adapter timeouts keep the tests that must time out fast. */
 export const TEST_TIMEOUT_MS = 300;

@@ -7,7 +7,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { providerFor } from '../../../shared/composition/provider.js';
 import { loadConfig } from '../../../shared/config.js';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import {
@@ -15,6 +14,7 @@ import {
   createTwilioProvider,
   type TwilioAdapterEvent,
 } from '../../../shared/providers/twilio/index.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import {
   ACCOUNT_SID,
   AUTH_TOKEN,

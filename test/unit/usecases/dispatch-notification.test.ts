@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';
 import { PayloadUnreadableError } from '../../../shared/usecases/errors.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import {
   acceptedRecord,

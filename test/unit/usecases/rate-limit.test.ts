@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import { createTokenBucket, rateLimitedLookups } from '../../../shared/usecases/rate-limit.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { countingProvider } from '../../support/reconcile-fixtures.js';
 
 /** A sleep that moves the manual clock instead of waiting. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../../shared/domain/clock.js';
 import type { ReconcileDeps } from '../../../shared/usecases/reconcile-due.js';
 import { POISON_POLICY, reconcileDue, reconcileKey } from '../../../shared/usecases/reconcile-due.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import {
   acceptedRecord,

@@ -2,8 +2,9 @@
  * An in-memory store seeded with one record in whatever state a test needs. The seed goes in as the
  * record's only stored version, with one evidence record; tests look only at what their act adds.
  */
-import { ManualClock } from '../../../shared/domain/clock.js';
+
 import type { EvidenceRecord, NotificationRecord } from '../../../shared/domain/notification.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore, type MemoryStoreOptions } from '../../support/memory-store.js';
 import { aPolicy, T0 } from '../domain/fixtures.js';
 
