@@ -6,9 +6,9 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureQueues } from '../../local/resources.js';
-import { runDlqList, runDlqRedrive } from '../../scripts/cli/dlq.js';
-import { BufferOut } from '../../scripts/cli/output.js';
-import { runCli } from '../../scripts/cli/program.js';
+import { runDlqList, runDlqRedrive } from '../../shared/cli/dlq.js';
+import { BufferOut } from '../../shared/cli/output.js';
+import { runCli } from '../../shared/cli/program.js';
 import { systemClock } from '../../shared/domain/clock.js';
 import { uniqueName } from '../support/fixtures.js';
 import { type Pipeline, startPipeline } from '../support/pipeline-harness.js';

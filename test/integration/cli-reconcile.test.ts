@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BufferOut } from '../../scripts/cli/output.js';
-import { runCli } from '../../scripts/cli/program.js';
-import { runReconcile } from '../../scripts/cli/reconcile.js';
+import { BufferOut } from '../../shared/cli/output.js';
+import { runCli } from '../../shared/cli/program.js';
+import { runReconcile } from '../../shared/cli/reconcile.js';
 import { systemClock } from '../../shared/domain/clock.js';
 import { FAST_ENV, type Pipeline, startPipeline } from '../support/pipeline-harness.js';
 

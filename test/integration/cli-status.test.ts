@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { BufferOut } from '../../scripts/cli/output.js';
-import { runCli } from '../../scripts/cli/program.js';
-import { runStatus } from '../../scripts/cli/status.js';
+import { BufferOut } from '../../shared/cli/output.js';
+import { runCli } from '../../shared/cli/program.js';
+import { runStatus } from '../../shared/cli/status.js';
 import { systemClock } from '../../shared/domain/clock.js';
 import { TEST_CODE, TEST_PHONE } from '../support/fixtures.js';
 import { type Pipeline, startPipeline } from '../support/pipeline-harness.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { chooseMode, readLocalKeys, resolveConnection } from '../../../scripts/cli/connection.js';
+import { chooseMode, readLocalKeys, resolveConnection } from '../../../shared/cli/connection.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -9,7 +9,7 @@ import {
   jsonlLine,
   parseCsvLine,
   toExportRow,
-} from '../../../scripts/cli/export/schema.js';
+} from '../../../shared/cli/export/schema.js';
 
 const row = (overrides: Partial<Record<keyof ExportRow, string | number | null>> = {}): ExportRow => ({
   idempotency_key: 'k-1',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExternalSorter, MinHeap } from '../../../scripts/cli/export/external-sort.js';
+import { ExternalSorter, MinHeap } from '../../../shared/cli/export/external-sort.js';
 
 let root: string;
 beforeEach(async () => {

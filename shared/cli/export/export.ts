@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type FileHandle, open, rename, rm, writeFile } from 'node:fs/promises';
-import type { Clock } from '../../../shared/domain/clock.js';
-import { ALL_STATES, type NotificationState } from '../../../shared/domain/states.js';
+import type { Clock } from '../../domain/clock.js';
+import { ALL_STATES, type NotificationState } from '../../domain/states.js';
 import { UsageError } from '../output.js';
 import { ExternalSorter } from './external-sort.js';
 import type { Progress } from './progress.js';

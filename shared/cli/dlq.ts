@@ -6,9 +6,9 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { parseDispatchBody } from '../../shared/adapters/sqs/dispatch-queue.js';
-import type { Clock } from '../../shared/domain/clock.js';
-import type { NotificationStore } from '../../shared/ports/store.js';
+import { parseDispatchBody } from '../adapters/sqs/dispatch-queue.js';
+import type { Clock } from '../domain/clock.js';
+import type { NotificationStore } from '../ports/store.js';
 import { formatAge, type TextOut, table, writeJson } from './output.js';
 
 /** What the DLQ commands need. `store` is optional: with it, each message shows its key's current state. */

@@ -1,4 +1,4 @@
-import type { EvidenceView } from '../../../shared/usecases/view.js';
+import type { EvidenceView } from '../../usecases/view.js';
 
 /** Version tag of the export format; bump it when a column is added, removed or changes meaning. */
 export const EXPORT_SCHEMA = 'reset-notifier.evidence.v1';

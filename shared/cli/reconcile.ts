@@ -1,7 +1,7 @@
-import type { Clock } from '../../shared/domain/clock.js';
-import type { NotificationRecord } from '../../shared/domain/notification.js';
-import type { NotificationStore } from '../../shared/ports/store.js';
-import type { ReconcileSummary } from '../../shared/usecases/reconcile-due.js';
+import type { Clock } from '../domain/clock.js';
+import type { NotificationRecord } from '../domain/notification.js';
+import type { NotificationStore } from '../ports/store.js';
+import type { ReconcileSummary } from '../usecases/reconcile-due.js';
 import { formatAge, formatDuration, type TextOut, table, writeJson } from './output.js';
 
 /** What `reconcile` needs: the store for the due list, and (for `--now`) a way to run one pass. */

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { loadConfig, type ServiceConfig } from '../../shared/config.js';
+import { loadConfig, type ServiceConfig } from '../config.js';
 
 /** Where `npm start` puts the emulators (local/start.ts): fixed ports, fixed names. */
 export const LOCAL_DEFAULTS = {

@@ -1,7 +1,7 @@
-import type { Clock } from '../../shared/domain/clock.js';
-import type { NotificationStore } from '../../shared/ports/store.js';
-import { getEvidence, getNotification, listByEvent } from '../../shared/usecases/inspect-notification.js';
-import type { EvidenceView, NotificationView } from '../../shared/usecases/view.js';
+import type { Clock } from '../domain/clock.js';
+import type { NotificationStore } from '../ports/store.js';
+import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
+import type { EvidenceView, NotificationView } from '../usecases/view.js';
 import { formatDuration, type TextOut, table, writeJson } from './output.js';
 
 /** What `status` needs: a store to read (never to write), where to print, and "now" for ages. */

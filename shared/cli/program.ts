@@ -2,11 +2,11 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
-import { composeReconciler } from '../../shared/composition/handlers.js';
-import { createServiceRuntime } from '../../shared/composition.js';
-import { type Clock, systemClock } from '../../shared/domain/clock.js';
-import { ALL_STATES } from '../../shared/domain/states.js';
+import { DynamoNotificationStore } from '../adapters/dynamodb/store.js';
+import { composeReconciler } from '../composition/handlers.js';
+import { createServiceRuntime } from '../composition.js';
+import { type Clock, systemClock } from '../domain/clock.js';
+import { ALL_STATES } from '../domain/states.js';
 import {
   type Connection,
   dynamoClientFor,

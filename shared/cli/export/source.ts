@@ -6,11 +6,11 @@ import {
   type Item,
   RECORD_ATTRIBUTES,
   recordFromItem,
-} from '../../../shared/adapters/dynamodb/item-mapping.js';
-import { INDEXED_RECORD_ATTRIBUTES, TableSchema } from '../../../shared/adapters/dynamodb/schema.js';
-import type { EvidenceRecord } from '../../../shared/domain/notification.js';
-import type { NotificationState } from '../../../shared/domain/states.js';
-import { toEvidenceView } from '../../../shared/usecases/view.js';
+} from '../../adapters/dynamodb/item-mapping.js';
+import { INDEXED_RECORD_ATTRIBUTES, TableSchema } from '../../adapters/dynamodb/schema.js';
+import type { EvidenceRecord } from '../../domain/notification.js';
+import type { NotificationState } from '../../domain/states.js';
+import { toEvidenceView } from '../../usecases/view.js';
 import { type ExportRow, toExportRow } from './schema.js';
 
 /** Which evidence records to export. `fromMs` inclusive, `toMs` exclusive. */
