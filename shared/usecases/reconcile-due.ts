@@ -48,12 +48,8 @@ export interface ReconcileDeps extends ReconcileItemDeps {
    * the rest. When absent, the pass handles every key itself (operator CLI, tests).
    */
   readonly reconcileQueue?: DispatchQueue;
-  /** At most this many due entries per pass (per round, with a queue), shared fairly between the shards. */
+  /** At most this many due entries per pass, shared fairly between the shards. */
   readonly maxItems?: number;
-  /** With a queue: rounds of `maxItems` one pass reads at most; default {@link DEFAULT_FAN_OUT_ROUNDS}. */
-  readonly maxRounds?: number;
-  /** With a queue: no further round starts this long after the pass began; default {@link DEFAULT_PASS_BUDGET_MS}. */
-  readonly passBudgetMs?: number;
   /** Items handled in parallel by an inline pass. */
   readonly concurrency?: number;
 }
@@ -142,39 +138,34 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   const now = deps.clock.now();
   const cursor = await deps.store.readReconcileCursor();
   const positions: Record<string, string> = { ...cursor.shards };
+  const entries: DueEntry[] = [];
   const more = new Set<number>();
-  const all = Array.from({ length: shards }, (_, i) => i);
 
-  const readRound = async (): Promise<DueEntry[]> => {
-    const entries: DueEntry[] = [];
-    const readShard = async (shard: number, quota: number) => {
-      const page = await deps.store.dueInShard(shard, now, quota, positions[shard]);
-      entries.push(...page.entries);
-      summary.shardEntries[shard] = (summary.shardEntries[shard] ?? 0) + page.entries.length;
-      if (page.cursor) {
-        positions[shard] = page.cursor;
-        more.add(shard);
-      } else {
-        // The end of what is due: the next pass starts this shard again at its oldest entry.
-        delete positions[shard];
-        more.delete(shard);
-        summary.shardsWrapped++;
-      }
-    };
-    await Promise.all(all.map((shard) => readShard(shard, Math.ceil(maxItems / shards))));
-    // Work-conserving: what a shallow shard left unused goes to the shards that have more.
-    const left = maxItems - entries.length;
-    if (left > 0 && more.size > 0) {
-      const share = Math.ceil(left / more.size);
-      await Promise.all([...more].map((shard) => readShard(shard, share)));
+  const readShard = async (shard: number, quota: number) => {
+    const page = await deps.store.dueInShard(shard, now, quota, positions[shard]);
+    entries.push(...page.entries);
+    summary.shardEntries[shard] = (summary.shardEntries[shard] ?? 0) + page.entries.length;
+    if (page.cursor) {
+      positions[shard] = page.cursor;
+      more.add(shard);
+    } else {
+      // The end of what is due: the next pass starts this shard again at its oldest entry.
+      delete positions[shard];
+      more.delete(shard);
+      summary.shardsWrapped++;
     }
-    return entries;
   };
-
+  const all = Array.from({ length: shards }, (_, i) => i);
+  await Promise.all(all.map((shard) => readShard(shard, Math.ceil(maxItems / shards))));
+  // Work-conserving: what a shallow shard left unused goes to the shards that have more.
+  const left = maxItems - entries.length;
+  if (left > 0 && more.size > 0) {
+    const share = Math.ceil(left / more.size);
+    await Promise.all([...more].map((shard) => readShard(shard, share)));
+  }
   // Every shard's most overdue entry, even where the quota ran out before the oldest unknown.
-  const first = await readRound();
   const heads = await Promise.all(all.map((shard) => deps.store.oldestDue(shard, now)));
-  for (const entry of [...first, ...heads]) {
+  for (const entry of [...entries, ...heads]) {
     if (!entry) continue;
     summary.oldestDueLagMs = Math.max(summary.oldestDueLagMs, now - entry.dueAt);
     if (entry.state === NotificationState.dispatchUnknown && entry.unknownSince !== undefined) {
@@ -182,32 +173,41 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     }
   }
 
+  // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
+  // every shard from the start of the pass instead of one shard's block after another's.
+  const unique = interleaveByShard([...new Map(entries.map((e) => [e.idempotencyKey, e])).values()]);
+  summary.examined = unique.length;
   if (deps.reconcileQueue) {
-    // Fan-out: enqueueing is cheap, so a pass keeps reading rounds of `maxItems` until what was due
-    // at its start is all on the queue, or its round or time budget is spent. A fixed quota per pass
-    // let a sustained backlog outgrow the pass: expiries waited behind it (up to 79 s in the
-    // 10,000-event soak).
-    const maxRounds = deps.maxRounds ?? DEFAULT_FAN_OUT_ROUNDS;
-    const budgetMs = deps.passBudgetMs ?? DEFAULT_PASS_BUDGET_MS;
-    let round = first;
-    for (let rounds = 1; ; rounds++) {
-      const failed = await enqueueRound(deps.reconcileQueue, round, summary, deps);
-      if (failed.length > 0) {
-        // Their shards are read again from where this pass started, so no key is skipped for a sweep;
-        // no further round, which would only offer the same entries again.
-        for (const entry of failed) {
-          const previous = cursor.shards[entry.shard];
-          if (previous === undefined) delete positions[entry.shard];
-          else positions[entry.shard] = previous;
-        }
-        break;
-      }
-      if (more.size === 0 || rounds >= maxRounds || deps.clock.now() - now >= budgetMs) break;
-      round = await readRound();
+    const { failed } = await deps.reconcileQueue.enqueue(
+      unique.map((e) => ({
+        id: e.idempotencyKey,
+        message: {
+          idempotencyKey: e.idempotencyKey,
+          version: e.version ?? 0,
+          delaySeconds: 0,
+          dueAt: e.dueAt,
+        },
+      })),
+    );
+    summary.enqueueFailed = failed.length;
+    summary.enqueued = unique.length - failed.length;
+    const failedKeys = new Set(failed);
+    for (const entry of unique.filter((e) => failedKeys.has(e.idempotencyKey))) {
+      deps.onItemError?.({
+        idempotencyKey: entry.idempotencyKey,
+        cause: {
+          name: 'EnqueueFailed',
+          code: 'reconcile_enqueue_failed',
+          message: 'the reconcile queue refused the key',
+        },
+        action: 'retry',
+      });
+      // Its shard is read again from where this pass started, so the key is not skipped for a sweep.
+      const previous = cursor.shards[entry.shard];
+      if (previous === undefined) delete positions[entry.shard];
+      else positions[entry.shard] = previous;
     }
   } else {
-    const unique = interleaveByShard([...new Map(first.map((e) => [e.idempotencyKey, e])).values()]);
-    summary.examined = unique.length;
     await runBounded(unique, deps.concurrency ?? 8, async (entry) => {
       tally(summary, await reconcileKeyInline(deps, entry.idempotencyKey));
     });
@@ -215,48 +215,6 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   // A lost race means an overlapping pass moved the cursor: its position is as good as ours.
   await deps.store.writeReconcileCursor(cursor.version, positions);
   return summary;
-}
-
-/** Rounds a fan-out pass reads at most (each of `maxItems`). */
-export const DEFAULT_FAN_OUT_ROUNDS = 20;
-/** How long a fan-out pass keeps reading rounds (a pass per minute in AWS; the function allows more). */
-export const DEFAULT_PASS_BUDGET_MS = 20_000;
-
-/**
- * Puts one round's entries on the reconcile queue, interleaved shard by shard (oldest first within
- * each, so workers serve every shard from the start), each with the due time it was read at.
- * Returns the entries the queue refused, each logged with its key.
- */
-async function enqueueRound(
-  queue: DispatchQueue,
-  entries: readonly DueEntry[],
-  summary: ReconcileSummary,
-  deps: Pick<ReconcileDeps, 'onItemError'>,
-): Promise<DueEntry[]> {
-  const unique = interleaveByShard([...new Map(entries.map((e) => [e.idempotencyKey, e])).values()]);
-  summary.examined += unique.length;
-  const { failed } = await queue.enqueue(
-    unique.map((e) => ({
-      id: e.idempotencyKey,
-      message: { idempotencyKey: e.idempotencyKey, version: e.version ?? 0, delaySeconds: 0, dueAt: e.dueAt },
-    })),
-  );
-  summary.enqueueFailed += failed.length;
-  summary.enqueued += unique.length - failed.length;
-  const failedKeys = new Set(failed);
-  const refused = unique.filter((e) => failedKeys.has(e.idempotencyKey));
-  for (const entry of refused) {
-    deps.onItemError?.({
-      idempotencyKey: entry.idempotencyKey,
-      cause: {
-        name: 'EnqueueFailed',
-        code: 'reconcile_enqueue_failed',
-        message: 'the reconcile queue refused the key',
-      },
-      action: 'retry',
-    });
-  }
-  return refused;
 }
 
 /** Round-robin over the shards, keeping each shard's order (oldest due first). */

@@ -53,9 +53,9 @@ describe('reconcileDue: fair, complete passes', () => {
   });
 
   it('continues each shard where the previous pass stopped (the cursor survives between passes)', async () => {
-    // Prepare: a fan-out pass of one round (nothing is handled, so nothing moves in the index).
+    // Prepare: a fan-out pass (nothing is handled, so nothing moves in the index).
     const reconcileQueue = recordingQueue();
-    const world = aWorld({ maxItems: 20, maxRounds: 1, reconcileQueue });
+    const world = aWorld({ maxItems: 20, reconcileQueue });
     const deep = Array.from({ length: 50 }, () => keyOnShard(0));
     for (const key of deep) await plant(world.store, world.cipher, unknownRecord(key));
     // Act: three passes over the same unchanged index.
@@ -73,30 +73,6 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(new Set(all).size).toBe(50);
     expect(passes[2]?.summary.shardsWrapped).toBe(4);
     expect(world.provider.lookups).toHaveLength(0);
-  });
-
-  it('a fan-out pass reads rounds until what was due is all on the queue, within its round and time budget', async () => {
-    // Prepare: three worlds of 50 due entries each; rounds of 20
-    const aBacklog = async (overrides: Partial<ReconcileDeps>) => {
-      const world = aWorld({ maxItems: 20, reconcileQueue: recordingQueue(), ...overrides });
-      for (let i = 0; i < 50; i++) await plant(world.store, world.cipher, unknownRecord(keyOnShard(i % 4)));
-      return world;
-    };
-    const unbounded = await aBacklog({});
-    const twoRounds = await aBacklog({ maxRounds: 2 });
-    let t = T0 + 5_000;
-    // Each read of the clock is 25 s later: the budget of 20 s is spent after the first round.
-    const timed = await aBacklog({ clock: { now: () => (t += 25_000) }, passBudgetMs: 20_000 });
-    // Act
-    const [all, two, one] = [
-      await reconcileDue(unbounded.deps),
-      await reconcileDue(twoRounds.deps),
-      await reconcileDue(timed.deps),
-    ];
-    // Assess
-    expect([all.enqueued, two.enqueued, one.enqueued]).toEqual([50, 40, 20]);
-    expect(all.shardsWrapped).toBeGreaterThanOrEqual(4);
-    expect(unbounded.provider.lookups).toHaveLength(0);
   });
 
   it('logs a key the reconcile queue refused and reads its shard again next pass', async () => {
@@ -130,7 +106,7 @@ describe('reconcileDue: fair, complete passes', () => {
     // Prepare: shard 3 holds an unknown that began 20 minutes ago, then 6 newer due entries; nothing
     // is handled between passes (fan-out to a queue nobody reads).
     const reconcileQueue = recordingQueue();
-    const world = aWorld({ maxItems: 4, maxRounds: 1, reconcileQueue });
+    const world = aWorld({ maxItems: 4, reconcileQueue });
     const old = unknownRecord(keyOnShard(3), {
       now: T0 - 20 * 60_000,
       dueAt: T0 - 60_000,
