@@ -18,12 +18,6 @@ import {
   recordFromItem,
 } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
-import {
-  type BudgetPolicy,
-  DEFAULT_DESTINATION_LIMITS,
-  parseCountryLimits,
-  parseDestinationLimits,
-} from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { FindBy, type ProviderCapabilities } from '../../shared/domain/provider.js';
 import { captureOutput } from './capture.js';
@@ -614,7 +608,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     if (!backgroundDone) say(`chaos: ${background.size} reconciler passes still running after the settle`);
     stats.settled = tracker.pending() === 0;
     // A call that outlived its lease would land now: give stragglers time to show up in the ledger.
-    await sleep(Number(env.PROVIDER_TIMEOUT_MS ?? 600) * 2 + 1_000);
+    await sleep(running.config.policy.providerTimeoutMs * 2 + 1_000);
     stats.settleMs = Date.now() - settleStart;
 
     // Collect what the run left behind.
@@ -670,9 +664,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       logLines,
       secrets: { phones, codes, urls },
       admissions,
-      dispatchMarginMs: Number(env.DISPATCH_MARGIN_SECONDS) * 1000,
+      // Judged with the settings the service read (shared/config.ts over shared/settings.ts), not re-parsed.
+      dispatchMarginMs: running.config.policy.dispatchMarginMs,
       pumping,
-      budgets: budgetsOf(env),
+      budgets: running.config.budgets,
       receiptsSeen: receiptsSeenIn(logLines),
       observedAt,
       stuckBoundMs: STUCK_BOUND_MS,
@@ -769,14 +764,6 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     tap?.restore();
     await simulator?.stop();
   }
-}
-
-/** The budgets the service enforced in this run, read from its environment like `shared/config.ts` does. */
-function budgetsOf(env: Readonly<Record<string, string | undefined>>): BudgetPolicy {
-  return {
-    destination: parseDestinationLimits(env.DESTINATION_LIMITS || DEFAULT_DESTINATION_LIMITS),
-    country: parseCountryLimits(env.COUNTRY_LIMITS ?? ''),
-  };
 }
 
 /** Keys of the planted poison items (never an idempotency key: those are derived digests or caller keys). */
