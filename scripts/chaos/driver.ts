@@ -232,6 +232,15 @@ function findsOnlyById(capabilities: ProviderCapabilities): boolean {
   return !capabilities.receipts && capabilities.findBy.every((how) => how === FindBy.id);
 }
 
+/** Whether a provider shows messages only through the events it pushes (no read by content, no status API). */
+function eventsOnly(capabilities: ProviderCapabilities): boolean {
+  return (
+    capabilities.receipts &&
+    !capabilities.findBy.includes(FindBy.content) &&
+    capabilities.absenceProof === 'never'
+  );
+}
+
 /** The list-lag allowance a run declares: above the longest `list_lag` fault it injects. */
 export function listLagAllowanceSecondsFor(mix: Pick<ChaosMix, 'settleMs'>): number {
   return Math.ceil((mix.settleMs * MAX_LIST_LAG_FACTOR) / 1000) + 2;
@@ -672,6 +681,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       observedAt,
       stuckBoundMs: STUCK_BOUND_MS,
       findsOnlyById: findsOnlyById(running.runtime.provider.capabilities),
+      eventsOnly: eventsOnly(running.runtime.provider.capabilities),
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
@@ -723,6 +733,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     stats.receiptsRejected = logLines.filter((line) => line.includes('"message":"receipt rejected"')).length;
     stats.staleExcused = checkStale(commands, ledger, dataset.receiptsSeen, {
       findsOnlyById: dataset.findsOnlyById ?? false,
+      eventsOnly: dataset.eventsOnly ?? false,
     }).excused;
     stats.unknownOutcomes = unknownOutcomes(commands, evidence, ledger, requests);
     stats.providerSends = requests.length;

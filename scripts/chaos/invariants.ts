@@ -88,6 +88,8 @@ export interface ChaosDataset {
   readonly stuckBoundMs?: number;
   /** The provider finds messages by returned id only (see `StaleOptions`). */
   readonly findsOnlyById?: boolean;
+  /** The provider shows messages only through events (see `StaleOptions`). */
+  readonly eventsOnly?: boolean;
 }
 
 /** The verdict on one invariant. */
@@ -627,6 +629,7 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkMisattributed(dataset.commands, dataset.evidence, dataset.ledger),
     checkStale(dataset.commands, dataset.ledger, dataset.receiptsSeen, {
       findsOnlyById: dataset.findsOnlyById ?? false,
+      eventsOnly: dataset.eventsOnly ?? false,
     }).invariant,
     checkStuck(
       dataset.commands,

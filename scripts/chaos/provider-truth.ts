@@ -89,6 +89,11 @@ export interface StaleOptions {
    * listing). A message whose id never reached the record cannot be named by anything it shows.
    */
   readonly findsOnlyById?: boolean;
+  /**
+   * The provider shows a message only through the events it pushes (End User Messaging: no read
+   * API). A message whose every event was lost cannot be named by anything it shows.
+   */
+  readonly eventsOnly?: boolean;
 }
 
 /** Why a delivered message may legitimately be unknown to its record. */
@@ -99,6 +104,7 @@ function excused(
   options: StaleOptions,
 ): boolean {
   if (options.findsOnlyById === true && record.provider.messageId === undefined) return true;
+  if (options.eventsOnly === true && message.receipts === 'lost') return true;
   const allLost =
     message.receipts === 'lost' || (receiptsSeen !== undefined && (receiptsSeen.get(message.id) ?? 0) === 0);
   return allLost && message.redacted === true;
@@ -109,7 +115,8 @@ function excused(
  * with that message id, unless every receipt for it was lost and its reads were redacted (then no
  * evidence the service can see names it; the record stays unknown and expires without a second send),
  * or the provider finds by returned id only and that id never reached the record (SNS after a
- * timeout or a 5xx once it had accepted).
+ * timeout or a 5xx once it had accepted), or it shows messages only through events and every event
+ * of the message was lost (End User Messaging).
  */
 export function checkStale(
   commands: readonly NotificationRecord[],

@@ -93,6 +93,8 @@ interface AwsMessage {
   readonly logVisibleAt: number;
   readonly logged: boolean;
   feedback: string | null;
+  /** Events of the message that the `receipt_loss` fault dropped (the ledger's `receipts`). */
+  eventsLost: number;
 }
 
 interface RequestRecord {
@@ -361,7 +363,10 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   const scheduleEvents = (message: AwsMessage) => {
     for (const step of message.timeline) {
       const fault = faults.takeForReceipt();
-      if (fault?.mode === 'receipt_loss') continue;
+      if (fault?.mode === 'receipt_loss') {
+        message.eventsLost += 1;
+        continue;
+      }
       const notificationId = randomUUID();
       const delay =
         step.at - Date.now() + eventDelayMs + (fault?.mode === 'receipt_delay' ? fault.delayMs : 0);
@@ -397,6 +402,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       logVisibleAt: outcome.at + logLagMs + faults.takeListLag(),
       logged: !success || random() < samplingRate,
       feedback: null,
+      eventsLost: 0,
     };
     messages.push(message);
     byId.set(message.id, message);
@@ -740,6 +746,13 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     handed_off: message.timeline.some((s) => s.status === 'sent' && s.at <= now),
     ...(message.ttlSeconds === null ? {} : { validity_period_seconds: message.ttlSeconds }),
     ...(message.feedback === null ? {} : { feedback: message.feedback }),
+    // As in the Twilio simulator's ledger: `lost` when no event of the message was ever posted.
+    receipts:
+      message.protocol === 'eum' &&
+      message.timeline.length > 0 &&
+      message.eventsLost === message.timeline.length
+        ? 'lost'
+        : 'none',
   });
 
   const handleControl = async (req: IncomingMessage, res: ServerResponse, url: URL) => {

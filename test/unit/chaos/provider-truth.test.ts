@@ -161,6 +161,23 @@ describe('stale', () => {
     expect(otherProvider.invariant.count).toBe(1);
   });
 
+  it('excuses a provider that shows messages only through events, when every event of the message was lost', () => {
+    // Prepare: End User Messaging accepted the message, the answer and every event were lost
+    const dataset = aGoodDataset();
+    const unknown = {
+      ...delivered(dataset),
+      state: 'expired',
+      lastReason: 'unknown_at_expiry',
+      provider: { name: 'eum' },
+    } as NotificationRecord;
+    const lost = aMessage({ id: 'SM1', client_reference: 'k-ok#1', receipts: 'lost' });
+    const delayed = aMessage({ id: 'SM1', client_reference: 'k-ok#1', receipts: 'delayed' });
+    // Act / Assess: only the message whose events were all lost is excused
+    expect(checkStale([unknown], [lost], undefined, { eventsOnly: true }).excused).toBe(1);
+    expect(checkStale([unknown], [delayed], undefined, { eventsOnly: true }).invariant.count).toBe(1);
+    expect(checkStale([unknown], [lost], undefined, { eventsOnly: false }).invariant.count).toBe(1);
+  });
+
   it('treats "no receipt ever reached the route" as all lost when receipts were observed', () => {
     const dataset = aGoodDataset();
     const record = {
