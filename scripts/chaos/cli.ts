@@ -122,7 +122,7 @@ export function formatSummary(
       : []),
     `faults: simulator phases ${histogram(s.faultPhases)}`,
     `faults: message fault phases ${histogram(s.messageFaultPhases)}${s.unsupportedFaultPhases ? `; REFUSED by the simulator (run without them)=${s.unsupportedFaultPhases}` : ''}`,
-    `receipts: signed receipts taken in=${s.receiptsSeen} rejected callbacks=${s.receiptsRejected}; delivered messages unknown to their record, excused (every receipt lost and reads redacted, or an id-only provider never returned the id)=${s.staleExcused}`,
+    `receipts: signed receipts taken in=${s.receiptsSeen} rejected callbacks=${s.receiptsRejected}; delivered messages unknown to their record, excused (nothing the provider shows can name them: every receipt lost under redaction, an id SNS never returned, every EUM event lost)=${s.staleExcused}`,
     `unknowns: outcomes that were dispatch_unknown=${s.unknownOutcomes.unknown}, ended with an SMS=${s.unknownOutcomes.withSms}, ended without any SMS=${s.unknownOutcomes.withoutSms} (by final reason ${histogram(s.unknownOutcomes.withoutSmsByReason) || '-'}; by cause ${histogram(s.unknownOutcomes.withoutSmsByCause) || '-'})`,
     `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
     `faults: sender crashes ${histogram(s.crashes)}`,
