@@ -22,6 +22,7 @@ import type { NotificationStore } from '../ports/store.js';
 import { createEumReceiptsHandler } from '../providers/eum/index.js';
 import type { StepHook } from '../usecases/dispatch-notification.js';
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
+import type { ItemErrorReport } from '../usecases/reconcile-due.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
@@ -143,6 +144,20 @@ export async function composeSender(
   });
 }
 
+/** What handling one due key needs, the same for the scheduled pass and the reconcile workers. */
+async function reconcileItemDeps(config: ServiceConfig, p: ReturnType<typeof partsOf>) {
+  return {
+    store: p.store(),
+    cipher: p.cipher(),
+    provider: lookupBoundedProvider(config, await p.provider(), p.clock),
+    queue: p.queue(),
+    clock: p.clock,
+    policy: config.policy,
+    receiptGraceMs: config.receiptGraceMs,
+    onItemError: (report: ItemErrorReport) => p.logger.warn('reconcile item failed', { ...report }),
+  };
+}
+
 /** Options of {@link composeReconciler} beyond the shared parts. */
 export interface ReconcilerOptions {
   /**
@@ -159,38 +174,22 @@ export async function composeReconciler(
   options: ReconcilerOptions = {},
 ) {
   const p = partsOf(config, parts);
-  const { logger } = p;
   const reconcileQueue =
     options.reconcileQueue === null ? undefined : (options.reconcileQueue ?? reconcileQueueFor(config));
   return createReconcilerHandler({
-    store: p.store(),
-    cipher: p.cipher(),
-    provider: lookupBoundedProvider(config, await p.provider(), p.clock),
-    queue: p.queue(),
+    ...(await reconcileItemDeps(config, p)),
     ...(reconcileQueue ? { reconcileQueue } : {}),
-    clock: p.clock,
-    policy: config.policy,
     maxItems: config.reconcileMaxItemsPerPass,
-    receiptGraceMs: config.receiptGraceMs,
-    onItemError: (report) => logger.warn('reconcile item failed', { ...report }),
-    onSummary: (summary) => logger.info('reconciled', { ...summary }),
+    onSummary: (summary) => p.logger.info('reconciled', { ...summary }),
   });
 }
 
 /** The reconcile queue consumer: one due key per message (lookups and expiry; never sends). */
 export async function composeReconcileWorker(config: ServiceConfig, parts: HandlerParts = {}) {
   const p = partsOf(config, parts);
-  const { logger } = p;
   return createReconcileWorkerHandler({
-    store: p.store(),
-    cipher: p.cipher(),
-    provider: lookupBoundedProvider(config, await p.provider(), p.clock),
-    queue: p.queue(),
-    clock: p.clock,
-    policy: config.policy,
-    receiptGraceMs: config.receiptGraceMs,
-    onItemError: (report) => logger.warn('reconcile item failed', { ...report }),
-    onSummary: (summary) => logger.info('reconcile batch', { ...summary }),
+    ...(await reconcileItemDeps(config, p)),
+    onSummary: (summary) => p.logger.info('reconcile batch', { ...summary }),
   });
 }
 

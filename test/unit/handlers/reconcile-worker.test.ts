@@ -43,6 +43,26 @@ function batch(keys: readonly string[], dueAt?: number): SQSEvent {
   };
 }
 
+/** One due unknown in an in-memory store, and a worker handler over it. */
+async function aWorkerWorld() {
+  const key = keyOnShard(0);
+  const store = new MemoryNotificationStore();
+  const cipher = switchableCipher();
+  const record = unknownRecord(key);
+  await plant(store, cipher, record);
+  const provider = countingProvider();
+  const clock = new ManualClock(T0 + 5_000);
+  const handler = createReconcileWorkerHandler({
+    store,
+    cipher,
+    provider,
+    queue: recordingQueue(),
+    clock,
+    policy: POLICY,
+  });
+  return { key, store, record, provider, clock, handler };
+}
+
 describe('reconcile worker handler', () => {
   it('fails only the messages that met a transient fault; poison and foreign bodies are consumed', async () => {
     // Prepare: one healthy key, one poison key, one key whose reads are throttled, one foreign body.
@@ -80,21 +100,7 @@ describe('reconcile worker handler', () => {
 
   it('a copy enqueued by an earlier pass, reaching a worker after the item was handled, asks the provider nothing', async () => {
     // Prepare: one due unknown, enqueued by two passes with the due time they read.
-    const key = keyOnShard(0);
-    const store = new MemoryNotificationStore();
-    const cipher = switchableCipher();
-    const record = unknownRecord(key);
-    await plant(store, cipher, record);
-    const provider = countingProvider();
-    const clock = new ManualClock(T0 + 5_000);
-    const handler = createReconcileWorkerHandler({
-      store,
-      cipher,
-      provider,
-      queue: recordingQueue(),
-      clock,
-      policy: POLICY,
-    });
+    const { key, store, record, provider, clock, handler } = await aWorkerWorld();
     // Act: the first copy is handled (an inconclusive read moves its due time); the second arrives later.
     await handler(batch([key], record.dueAt));
     clock.advance(60_000);
@@ -107,20 +113,7 @@ describe('reconcile worker handler', () => {
 
   it("a copy without a due time (an older release's message) is handled as before", async () => {
     // Prepare
-    const key = keyOnShard(0);
-    const store = new MemoryNotificationStore();
-    const cipher = switchableCipher();
-    await plant(store, cipher, unknownRecord(key));
-    const provider = countingProvider();
-    const clock = new ManualClock(T0 + 5_000);
-    const handler = createReconcileWorkerHandler({
-      store,
-      cipher,
-      provider,
-      queue: recordingQueue(),
-      clock,
-      policy: POLICY,
-    });
+    const { key, provider, clock, handler } = await aWorkerWorld();
     // Act: two passes' copies, the item due again at the second
     await handler(batch([key]));
     clock.advance(60_000);
