@@ -20,6 +20,10 @@ export interface ForwarderDeps {
  * number, so Lambda retries from the first failure instead of the whole batch. An image that is
  * no readable command is left out instead of failing the batch (which would stop every dispatch
  * behind it); the reconciler's safety net re-drives any accepted command the queue did not get.
+ *
+ * Not Powertools' `BatchProcessor`: it reports failures the same way (each failed record's
+ * `SequenceNumber`), but calls a handler per record, which would turn the batch's one `enqueue`
+ * (`SendMessageBatch` by ten) into one queue call per record.
  */
 export function createForwarderHandler(deps: ForwarderDeps) {
   return async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {

@@ -1,4 +1,5 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseDispatchBody } from '../messages/dispatch-body.js';
 import {
   type ItemReport,
@@ -17,68 +18,84 @@ export interface ReconcileWorkerDeps extends ReconcileItemDeps {
 }
 
 /**
- * Reconcile queue batch -> one `reconcileKey` per message, a few at a time. Only a transient fault
- * (throttling, store unavailable) is reported as a batch item failure and comes back; a poison item
- * is isolated by the use case and its message deleted; a body that is not ours is dropped.
+ * Reconcile queue batch -> one `reconcileKey` per message, a few at a time (Powertools'
+ * `BatchProcessor` starts them all; a limiter lets `concurrency` run at once). Only a transient
+ * fault (throttling, store unavailable) is reported as a batch item failure and comes back, also
+ * when every message met one; a poison item is isolated by the use case and its message deleted; a
+ * body that is not ours, and a second copy of a key in the same batch, are dropped.
  */
 export function createReconcileWorkerHandler(deps: ReconcileWorkerDeps) {
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const summary: ReconcileSummary = {
-      examined: 0,
-      transitioned: 0,
-      rescheduled: 0,
-      redriven: 0,
-      lookups: 0,
-      skipped: 0,
-      stale: 0,
-      errors: 0,
-      poisoned: 0,
-      parked: 0,
-      enqueued: 0,
-      enqueueFailed: 0,
-      shardEntries: [],
-      shardsWrapped: 0,
-      oldestUnknownAgeMs: 0,
-      oldestDueLagMs: 0,
-    };
-    const failures: string[] = [];
+    const summary = emptySummary();
     // The same key twice in one batch is one piece of work.
     const seen = new Set<string>();
-    const work = event.Records.flatMap((record) => {
+    const limit = limiter(deps.concurrency ?? 4);
+    const reconcileOne = async (record: SQSRecord): Promise<void> => {
       const body = parseDispatchBody(record.body);
-      if (!body || seen.has(body.idempotency_key)) return [];
-      seen.add(body.idempotency_key);
-      return [
-        {
-          messageId: record.messageId,
-          key: body.idempotency_key,
-          ...(body.due_at === undefined ? {} : { dueAt: body.due_at }),
-        },
-      ];
-    });
-    let next = 0;
-    const lanes = Array.from({ length: Math.min(deps.concurrency ?? 4, work.length) }, async () => {
-      while (next < work.length) {
-        const item = work[next++];
-        if (!item) break;
+      if (!body || seen.has(body.idempotency_key)) return;
+      const key = body.idempotency_key;
+      seen.add(key);
+      await limit(async () => {
         summary.examined++;
         try {
           const report = await reconcileKey(
             deps,
-            item.key,
-            item.dueAt === undefined ? {} : { dueAt: item.dueAt },
+            key,
+            body.due_at === undefined ? {} : { dueAt: body.due_at },
           );
           tally(summary, report);
-          deps.onReport?.(item.key, report);
-        } catch {
+          deps.onReport?.(key, report);
+        } catch (error) {
           // Transient: reported by the use case with its cause; the queue delivers it again.
           summary.errors++;
-          failures.push(item.messageId);
+          throw error;
         }
-      }
+      });
+    };
+    // One processor per invocation: it holds the batch's state, and the local runtime may overlap calls.
+    const response = await processPartialResponse(event, reconcileOne, new BatchProcessor(EventType.SQS), {
+      throwOnFullBatchFailure: false,
     });
-    await Promise.all(lanes);
     deps.onSummary?.(summary);
-    return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+    return response;
+  };
+}
+
+function emptySummary(): ReconcileSummary {
+  return {
+    examined: 0,
+    transitioned: 0,
+    rescheduled: 0,
+    redriven: 0,
+    lookups: 0,
+    skipped: 0,
+    stale: 0,
+    errors: 0,
+    poisoned: 0,
+    parked: 0,
+    enqueued: 0,
+    enqueueFailed: 0,
+    shardEntries: [],
+    shardsWrapped: 0,
+    oldestUnknownAgeMs: 0,
+    oldestDueLagMs: 0,
+  };
+}
+
+/** Runs at most `n` tasks at once; the others wait, in the order they asked. */
+function limiter(n: number) {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async <T>(task: () => Promise<T>): Promise<T> => {
+    if (running < n) running++;
+    // A finishing task hands its place straight to the next waiting one.
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
   };
 }

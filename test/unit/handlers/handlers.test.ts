@@ -102,6 +102,31 @@ describe('sender handler batches', () => {
     // Assess
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm2' }]);
   });
+  it('reports every message when all of them fail, instead of throwing', async () => {
+    // Prepare: the store fails for every key.
+    const errors: string[] = [];
+    const handler = createSenderHandler({
+      store: brokenStore,
+      cipher: createLocalCipher(Buffer.alloc(32, 1)),
+      provider: {} as SmsProvider,
+      clock: new ManualClock(),
+      policy: DEFAULT_POLICY,
+      owner: 'test',
+      onError: (key) => errors.push(key),
+    });
+    const record = (messageId: string, key: string) =>
+      ({
+        messageId,
+        body: JSON.stringify({ idempotency_key: key, version: 1 }),
+      }) as SQSEvent['Records'][number];
+
+    // Act
+    const response = await handler({ Records: [record('m1', 'a'), record('m2', 'b')] });
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }]);
+    expect(errors).toEqual(['a', 'b']);
+  });
 });
 
 describe('allowed destinations', () => {

@@ -98,6 +98,50 @@ describe('reconcile worker handler', () => {
     expect(summaries).toEqual([expect.objectContaining({ examined: 3, poisoned: 1, lookups: 1, errors: 2 })]);
   });
 
+  it('handles at most `concurrency` keys at once, and reports every message when all of them fail', async () => {
+    // Prepare: six due keys whose reads wait a moment and then are throttled
+    const keys = [0, 1, 2, 3, 4, 5].map((shard) => keyOnShard(shard));
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const store = new MemoryNotificationStore({
+      beforeOperation: async (operation) => {
+        if (operation !== 'get') return;
+        inFlight++;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight--;
+        const error = new Error('slow down');
+        error.name = 'ThrottlingException';
+        throw error;
+      },
+    });
+    const cipher = switchableCipher();
+    for (const key of keys) await plant(store, cipher, unknownRecord(key));
+    const handler = createReconcileWorkerHandler({
+      store,
+      cipher,
+      provider: countingProvider(),
+      queue: recordingQueue(),
+      clock: new ManualClock(T0 + 5_000),
+      policy: POLICY,
+      concurrency: 2,
+    });
+
+    // Act
+    const response = await handler(batch(keys));
+
+    // Assess: no FullBatchFailureError; the answer names every message
+    expect(mostInFlight).toBe(2);
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([
+      'm0',
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+      'm5',
+    ]);
+  });
+
   it('a copy enqueued by an earlier pass, reaching a worker after the item was handled, asks the provider nothing', async () => {
     // Prepare: one due unknown, enqueued by two passes with the due time they read.
     const { key, store, record, provider, clock, handler } = await aWorkerWorld();
