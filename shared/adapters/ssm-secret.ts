@@ -1,55 +1,62 @@
-import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
-import type { Clock } from '../domain/clock.js';
+import { GetParameterError } from '@aws-lambda-powertools/parameters';
+import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { InvalidConfigurationError } from '../domain/errors.js';
 
-/** Default time a loaded secret is reused before SSM is asked again. */
-export const DEFAULT_SECRET_TTL_MS = 15 * 60_000;
+/** Default time a loaded secret is reused before SSM is asked again, in seconds. */
+export const DEFAULT_SECRET_MAX_AGE_SECONDS = 15 * 60;
 
 /** Options of {@link createSsmSecretLoader}. */
 export interface SsmSecretLoaderOptions {
+  /** The SDK client Powertools' `SSMProvider` sends with (injected: region, endpoint, test fakes). */
   readonly client: SSMClient;
   /** Name of a SecureString parameter, e.g. `/reset-notifier/fingerprint-key`. */
   readonly name: string;
-  readonly clock: Clock;
-  /** How long a loaded value is reused. Default 15 minutes. */
-  readonly ttlMs?: number;
+  /** How long a loaded value is reused (Powertools' `maxAge`, wall-clock seconds). Default 15 minutes. */
+  readonly maxAgeSeconds?: number;
 }
 
 /**
- * Loads a secret (the fingerprint key in AWS) from an SSM SecureString parameter, cached per
- * container: one `GetParameter` (with decryption) per `ttlMs`, concurrent callers share it. When a
- * refresh fails and an earlier value exists, the earlier value is returned: the key changes rarely,
- * and admission should not fail because SSM had a bad second. The value is decoded by
- * {@link decodeSecret}.
+ * Loads a secret (the fingerprint key in AWS) from an SSM SecureString parameter with Powertools'
+ * `SSMProvider`: one `GetParameter` (with decryption) per `maxAgeSeconds` and container, concurrent
+ * callers share it. When a refresh fails and an earlier value exists, the earlier value is returned:
+ * the key changes rarely, and admission should not fail because SSM had a bad second. A failure
+ * surfaces as the SDK's error (not Powertools' wrapper). The value is decoded by {@link decodeSecret}.
  */
 export function createSsmSecretLoader(options: SsmSecretLoaderOptions): () => Promise<Uint8Array> {
-  const { client, name, clock } = options;
-  const ttlMs = options.ttlMs ?? DEFAULT_SECRET_TTL_MS;
-  let cached: { readonly value: Uint8Array; readonly loadedAt: number } | undefined;
+  const { name } = options;
+  const maxAge = options.maxAgeSeconds ?? DEFAULT_SECRET_MAX_AGE_SECONDS;
+  const ssm = new SSMProvider({ awsSdkV3Client: options.client });
+  let last: { readonly text: string; readonly value: Uint8Array } | undefined;
   let pending: Promise<Uint8Array> | undefined;
 
   async function load(): Promise<Uint8Array> {
-    const out = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-    const text = out.Parameter?.Value;
+    const text = await ssm.get(name, { decrypt: true, maxAge }).catch((error: unknown) => {
+      throw sdkErrorOf(error);
+    });
     if (text === undefined || text === '')
       throw new InvalidConfigurationError(`SSM parameter ${name} has no value`);
-    const value = decodeSecret(text, name);
-    cached = { value, loadedAt: clock.now() };
-    return value;
+    // Powertools caches the text; it is decoded once per value read.
+    if (last?.text !== text) last = { text, value: decodeSecret(text, name) };
+    return last.value;
   }
 
   return async () => {
-    if (cached !== undefined && clock.now() - cached.loadedAt < ttlMs) return cached.value;
     pending ??= load().finally(() => {
       pending = undefined;
     });
     try {
       return await pending;
     } catch (error) {
-      if (cached !== undefined && !(error instanceof InvalidConfigurationError)) return cached.value;
+      if (last !== undefined && !(error instanceof InvalidConfigurationError)) return last.value;
       throw error;
     }
   };
+}
+
+/** The SDK's error inside Powertools' `GetParameterError` (its name says what AWS refused). */
+export function sdkErrorOf(error: unknown): unknown {
+  return error instanceof GetParameterError && error.cause !== undefined ? error.cause : error;
 }
 
 /**

@@ -12,11 +12,13 @@ import type { Cipher } from '../ports/cipher.js';
 
 /**
  * The fingerprinter, with its key from Secrets Manager (AWS, the stack's generated secret), SSM
- * (AWS, a parameter the deployer gave) or the environment (local).
+ * (AWS, a parameter the deployer gave) or the environment (local); read once, with Powertools'
+ * providers over the SDK clients built here. `_clock` is unused: Powertools' cache keeps wall-clock
+ * time (the parameter stays for the callers' sake).
  */
 export async function fingerprinterFor(
   config: ServiceConfig,
-  clock: Clock,
+  _clock: Clock,
   secrets: () => SecretsManagerClient = () => new SecretsManagerClient({ region: config.region }),
 ): Promise<Fingerprinter> {
   if (config.fingerprintKeySecretArn) {
@@ -27,7 +29,6 @@ export async function fingerprinterFor(
     const load = createSsmSecretLoader({
       client: new SSMClient({ region: config.region }),
       name: config.fingerprintKeyParameter,
-      clock,
     });
     return createFingerprinter(await load());
   }

@@ -1,27 +1,28 @@
 import 'aws-sdk-client-mock-vitest/extend';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSsmSecretLoader, decodeSecret } from '../../../shared/adapters/ssm-secret.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
-import { ManualClock } from '../../support/manual-clock.js';
 
 const NAME = '/reset-notifier/fingerprint-key';
 const HEX_KEY = 'ab'.repeat(32);
 
 describe('SSM secret loader', () => {
   const ssm = mockClient(SSMClient);
-  let clock: ManualClock;
   beforeEach(() => {
     ssm.reset();
-    clock = new ManualClock();
+    // Powertools' cache reads the wall clock.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.UTC(2026, 11, 1) });
   });
-  const loader = (ttlMs?: number) =>
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const loader = (maxAgeSeconds?: number) =>
     createSsmSecretLoader({
       client: new SSMClient({ region: 'eu-west-1' }),
       name: NAME,
-      clock,
-      ...(ttlMs === undefined ? {} : { ttlMs }),
+      ...(maxAgeSeconds === undefined ? {} : { maxAgeSeconds }),
     });
 
   it('reads the SecureString with decryption and decodes it', async () => {
@@ -39,14 +40,14 @@ describe('SSM secret loader', () => {
   it('caches per container for the TTL, then reads again', async () => {
     // Prepare
     ssm.on(GetParameterCommand).resolves({ Parameter: { Value: HEX_KEY } });
-    const load = loader(60_000);
+    const load = loader(60);
 
     // Act
     await Promise.all([load(), load(), load()]);
-    clock.advance(59_999);
+    vi.advanceTimersByTime(60_000);
     await load();
     const callsBeforeExpiry = ssm.commandCalls(GetParameterCommand).length;
-    clock.advance(1);
+    vi.advanceTimersByTime(1);
     await load();
 
     // Assess
@@ -60,21 +61,35 @@ describe('SSM secret loader', () => {
       .on(GetParameterCommand)
       .resolvesOnce({ Parameter: { Value: HEX_KEY } })
       .rejects(new Error('ssm down'));
-    const load = loader(1_000);
+    const load = loader(1);
 
     // Act
     const first = await load();
-    clock.advance(5_000);
+    vi.advanceTimersByTime(5_000);
     const stale = await load();
 
-    // Assess
+    // Assess: the second read was tried; a loader without a value fails with the SDK's error
     expect(stale).toEqual(first);
+    expect(ssm).toHaveReceivedCommandTimes(GetParameterCommand, 2);
     await expect(loader()()).rejects.toThrow('ssm down');
   });
 
   it('rejects a parameter without a value', async () => {
     ssm.on(GetParameterCommand).resolves({ Parameter: { Name: NAME } });
     await expect(loader()()).rejects.toBeInstanceOf(InvalidConfigurationError);
+  });
+
+  it("surfaces the SDK's error, not Powertools' wrapper", async () => {
+    // Prepare
+    const missing = new Error('Parameter not found');
+    missing.name = 'ParameterNotFound';
+    ssm.on(GetParameterCommand).rejects(missing);
+
+    // Act
+    const failure = loader()();
+
+    // Assess
+    await expect(failure).rejects.toMatchObject({ name: 'ParameterNotFound' });
   });
 });
 
