@@ -48,6 +48,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loopbackOnly, refuseForeignHost } from '../runtime/loopback.js';
+import { realClock, type SimulatorClock } from './clock.js';
 import { type FaultMode, FaultSchedule, parseFaultPlans } from './faults.js';
 import {
   API_VERSION,
@@ -94,6 +95,11 @@ export interface SimulatorOptions {
   readonly handlers?: readonly SimulatorHandler[];
   /** Random source of the fault probabilities; default Math.random. */
   readonly random?: () => number;
+  /**
+   * Time of the status schedule, the callbacks' timers, `list_lag`, `DateSent` and every
+   * timestamp; default the real clock. Tests pass a manual one (test/support/manual-clock.ts).
+   */
+  readonly clock?: SimulatorClock;
 }
 
 /** What a mounted protocol handler may use: the shared fault plans, the log and the ledger. */
@@ -346,6 +352,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const authToken = options.authToken ?? DEFAULT_AUTH_TOKEN;
   const extensions = options.extensions === true;
   const log = (line: string) => options.log?.(`[sim] ${line}`);
+  const clock = options.clock ?? realClock;
+  const isoNow = () => new Date(clock.now()).toISOString();
 
   const messages: StoredMessage[] = [];
   const bySid = new Map<string, StoredMessage>();
@@ -354,7 +362,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const externalLedger: Readonly<Record<string, unknown>>[] = [];
   const resetListeners: Array<() => void> = [];
   const faults = new FaultSchedule(options.random);
-  const timers = new Set<NodeJS.Timeout>();
+  /** Cancels the pending callback timers. */
+  const timers = new Set<() => void>();
   const held = new Set<ServerResponse>();
   const stopping = new AbortController();
   let seq = 0;
@@ -433,21 +442,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       // One token per event: a re-delivery of the same event carries the same token.
       const token = `${message.sid}-${event.status}-${randomBytes(6).toString('hex')}`;
       for (let copy = 0; copy < copies; copy += 1) {
-        const timer = setTimeout(
+        const cancel = clock.setTimer(
           () => {
-            timers.delete(timer);
+            timers.delete(cancel);
             void postCallback(message, event, token);
           },
-          Math.max(0, event.at + (message.receiptDelayMs ?? 0) + copy * 50 - Date.now()),
+          Math.max(0, event.at + (message.receiptDelayMs ?? 0) + copy * 50 - clock.now()),
         );
-        timer.unref();
-        timers.add(timer);
+        timers.add(cancel);
       }
     }
   };
 
   const accept = (accountSid: string, form: URLSearchParams): StoredMessage => {
-    const acceptedAt = Date.now();
+    const acceptedAt = clock.now();
     const to = form.get('To') ?? '';
     const body = form.get('Body') ?? '';
     const validity = Number(form.get('ValidityPeriod') ?? MAX_VALIDITY_SECONDS);
@@ -495,7 +503,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const raw = await readBody(req);
     const form = new URLSearchParams(raw ?? '');
     const record: RequestRecord = {
-      received_at: new Date().toISOString(),
+      received_at: isoNow(),
       client_reference: referenceFrom(form.get('StatusCallback')),
       fault: null,
       outcome: 'not_recorded',
@@ -545,7 +553,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
     record.http_status = 201;
     // The create answer is the request's own echo: redaction shows in later reads, as Twilio stores it.
-    sendJson(res, 201, toTwilioJson({ ...message, redacted: false }, Date.now(), extensions));
+    sendJson(res, 201, toTwilioJson({ ...message, redacted: false }, clock.now(), extensions));
   };
 
   /** Whether a stored message matches a number filter (stored masked under redaction). */
@@ -573,7 +581,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const [onDay, onOrAfter, onOrBefore] = days;
     const to = query.get('To');
     const from = query.get('From');
-    const now = Date.now();
+    const now = clock.now();
 
     const matching = messages
       .filter((m) => {
@@ -650,7 +658,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (body !== '') return twilioError(res, 400, [20001, 'Body can only be updated to an empty string']);
     message.body = '';
     log(`redacted body sid=${message.sid}`);
-    return sendJson(res, 200, toTwilioJson(message, Date.now(), extensions));
+    return sendJson(res, 200, toTwilioJson(message, clock.now(), extensions));
   };
 
   const handleMessagesApi = async (
@@ -685,7 +693,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       res.writeHead(204).end();
       return;
     }
-    sendJson(res, 200, toTwilioJson(message, Date.now(), extensions));
+    sendJson(res, 200, toTwilioJson(message, clock.now(), extensions));
   };
 
   const handleCallbackSink = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
@@ -700,7 +708,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const params = Object.fromEntries(form);
     for (const personal of ['To', 'From', 'Body']) delete params[personal];
     callbacks.push({
-      received_at: new Date().toISOString(),
+      received_at: isoNow(),
       client_reference: url.searchParams.get('client_reference'),
       query: url.search,
       params,
@@ -715,7 +723,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const handleControl = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const method = req.method ?? 'GET';
     const route = `${method} ${url.pathname}`;
-    const now = Date.now();
+    const now = clock.now();
     switch (route) {
       case 'GET /_sim/health':
         return sendJson(res, 200, { status: 'ok', messages: messages.length, held_requests: held.size });
@@ -760,7 +768,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         callbacks.length = 0;
         externalLedger.length = 0;
         faults.clear();
-        for (const timer of timers) clearTimeout(timer);
+        for (const cancel of timers) cancel();
         timers.clear();
         for (const listener of resetListeners) listener();
         log('reset');
@@ -809,7 +817,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     },
     stop() {
       stopped ??= new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
+        for (const cancel of timers) cancel();
         timers.clear();
         stopping.abort();
         server.close(() => resolve());
