@@ -14,7 +14,6 @@ import {
   basicAuth,
   FROM,
   type SimHarness,
-  sleep,
   startHarness,
 } from './support.js';
 
@@ -57,6 +56,8 @@ describe('simulator: Twilio behaviour', () => {
         messages: Json[];
       }
     ).messages;
+  const callbacksOf = async (sid: unknown) =>
+    (await harness.callbacks()).filter((c) => c.params.MessageSid === sid);
 
   beforeAll(async () => {
     harness = await startHarness({ statusDelaysMs: DELAYS });
@@ -114,7 +115,7 @@ describe('simulator: Twilio behaviour', () => {
       // Act
       const response = await send(form);
       const body = (await response.json()) as Json;
-      await sleep(DELAYS.sent + 30);
+      harness.clock.advance(DELAYS.sent);
       const later = await fetchMessage(body.sid);
 
       // Assess
@@ -140,10 +141,10 @@ describe('simulator: Twilio behaviour', () => {
       // Prepare
       const to = aPhoneNumber();
       const message = await created(aForm({ To: to }));
-      await sleep(DELAYS.sent + 30);
-      const today = new Date().toISOString().slice(0, 10);
-      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-      const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+      harness.clock.advance(DELAYS.sent);
+      const day = (offsetDays: number) =>
+        new Date(harness.clock.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+      const [yesterday, today, tomorrow] = [day(-1), day(0), day(1)];
       const sids = async (query: string) => (await listTo(to, query)).map((m) => m.sid);
 
       // Act
@@ -234,6 +235,7 @@ describe('simulator: Twilio behaviour', () => {
 
       // Act
       const message = await created(form);
+      harness.clock.advance(DELAYS.delivered);
       const callbacks = await eventually(async () => {
         const posted = await harness.callbacks();
         expect(posted).toHaveLength(2);
@@ -286,12 +288,15 @@ describe('simulator: Twilio behaviour', () => {
       // Act
       const listedEarly = await listTo(to);
       const fetchedEarly = await get(`${messagesUrl()}/${String(message.sid)}.json`);
-      await sleep(350);
+      harness.clock.advance(299);
+      const listedJustBefore = await listTo(to);
+      harness.clock.advance(1);
       const listedLate = await listTo(to);
 
       // Assess
       expect(listedEarly).toEqual([]);
       expect(fetchedEarly.status).toBe(200);
+      expect(listedJustBefore).toEqual([]);
       expect(listedLate.map((m) => m.sid)).toEqual([message.sid]);
     });
 
@@ -301,6 +306,7 @@ describe('simulator: Twilio behaviour', () => {
 
       // Act
       const message = await created();
+      harness.clock.advance(DELAYS.delivered);
       const callbacks = await eventually(async () => {
         const posted = await harness.callbacks();
         expect(posted).toHaveLength(1);
@@ -319,14 +325,16 @@ describe('simulator: Twilio behaviour', () => {
       // Prepare
       await harness.setFaults({ mode: 'receipt_loss', count: 1 });
 
-      // Act
+      // Act: a plain message sent after it, whose callbacks arrive, bounds the wait
       const message = await created();
-      await sleep(DELAYS.delivered + 150);
+      const plain = await created();
+      harness.clock.advance(DELAYS.delivered);
+      await eventually(async () => expect(await callbacksOf(plain.sid)).toHaveLength(2));
 
       // Assess
       expect(await fetchMessage(message.sid)).toMatchObject({ status: 'delivered' });
-      expect(await harness.callbacks()).toEqual([]);
-      expect(await harness.ledger()).toMatchObject([{ receipts: 'lost' }]);
+      expect(await callbacksOf(message.sid)).toEqual([]);
+      expect(await harness.ledger()).toMatchObject([{ receipts: 'lost' }, { receipts: 'none' }]);
     });
 
     it('receipt_duplicate: every callback twice, with the same idempotency token', async () => {
@@ -335,8 +343,12 @@ describe('simulator: Twilio behaviour', () => {
 
       // Act
       await created();
-      await sleep(DELAYS.delivered + 250);
-      const callbacks = await harness.callbacks();
+      harness.clock.advance(DELAYS.delivered + 50);
+      const callbacks = await eventually(async () => {
+        const posted = await harness.callbacks();
+        expect(posted).toHaveLength(4);
+        return posted;
+      });
 
       // Assess
       expect(callbacks.map((c) => c.params.MessageStatus).sort()).toEqual([
@@ -352,12 +364,18 @@ describe('simulator: Twilio behaviour', () => {
       // Prepare
       await harness.setFaults({ mode: 'receipt_delay', ms: 400, count: 1 });
 
-      // Act
-      await created();
-      await sleep(DELAYS.delivered + 100);
-      const early = await harness.callbacks();
-      await sleep(500);
-      const late = await harness.callbacks();
+      // Act: a plain message sent after it, whose callbacks arrive, bounds the first wait
+      const delayed = await created();
+      const plain = await created();
+      harness.clock.advance(DELAYS.delivered);
+      await eventually(async () => expect(await callbacksOf(plain.sid)).toHaveLength(2));
+      const early = await callbacksOf(delayed.sid);
+      harness.clock.advance(400);
+      const late = await eventually(async () => {
+        const posted = await callbacksOf(delayed.sid);
+        expect(posted).toHaveLength(2);
+        return posted;
+      });
 
       // Assess
       expect(early).toEqual([]);
@@ -372,11 +390,25 @@ describe('simulator: Twilio behaviour', () => {
       ]);
 
       // Act
-      const held = await Promise.race([send(aForm()).then(() => 'answered'), sleep(200).then(() => 'held')]);
+      let answered = false;
+      void send(aForm()).then(
+        () => {
+          answered = true;
+        },
+        () => undefined,
+      );
+      const ledger = await eventually(async () => {
+        const entries = await harness.ledger();
+        expect(entries).toHaveLength(1);
+        return entries;
+      });
 
-      // Assess
-      expect(held).toBe('held');
-      expect(await harness.ledger()).toMatchObject([{ redacted: true }]);
+      // Assess: recorded with the message fault, and the send is still held by the send fault
+      expect(ledger).toMatchObject([{ redacted: true }]);
+      expect(await harness.requests()).toMatchObject([
+        { fault: 'timeout_after_accept', outcome: 'recorded', http_status: null },
+      ]);
+      expect(answered).toBe(false);
     });
 
     it.each([

@@ -12,7 +12,6 @@ import {
   basicAuth,
   FROM,
   type SimHarness,
-  sleep,
   startHarness,
 } from './support.js';
 
@@ -45,6 +44,8 @@ describe('provider simulator', () => {
     });
   const get = (url: string) => fetch(url, { headers: { authorization: basicAuth() } });
   const created = async (form = aSendForm()) => (await (await send(form)).json()) as Record<string, unknown>;
+  const health = async () =>
+    (await (await fetch(`${harness.url}/_sim/health`)).json()) as Record<string, unknown>;
 
   beforeAll(async () => {
     harness = await startHarness({ statusDelaysMs: DELAYS });
@@ -164,20 +165,29 @@ describe('provider simulator', () => {
   });
 
   describe('fetch and status schedule', () => {
-    it('moves queued -> sent -> delivered lazily, stamping date_sent', async () => {
+    it('moves queued -> sent -> delivered lazily, at exactly the configured delays, stamping date_sent', async () => {
       // Prepare
       const { uri } = await created();
       const url = `${harness.url}${uri}`;
+      const read = async () => (await (await get(url)).json()) as Record<string, unknown>;
 
       // Act
-      const early = (await (await get(url)).json()) as Record<string, unknown>;
-      await sleep(DELAYS.sent + 30);
-      const middle = (await (await get(url)).json()) as Record<string, unknown>;
-      await sleep(DELAYS.delivered - DELAYS.sent + 30);
-      const late = (await (await get(url)).json()) as Record<string, unknown>;
+      harness.clock.advance(DELAYS.sent - 1);
+      const early = await read();
+      harness.clock.advance(1);
+      const middle = await read();
+      harness.clock.advance(DELAYS.delivered - DELAYS.sent - 1);
+      const stillSent = await read();
+      harness.clock.advance(1);
+      const late = await read();
 
       // Assess
-      expect([early.status, middle.status, late.status]).toEqual(['queued', 'sent', 'delivered']);
+      expect([early.status, middle.status, stillSent.status, late.status]).toEqual([
+        'queued',
+        'sent',
+        'sent',
+        'delivered',
+      ]);
       expect(early.date_sent).toBeNull();
       expect(middle.date_sent).toMatch(RFC_2822);
       expect(late.date_sent).toBe(middle.date_sent);
@@ -266,10 +276,10 @@ describe('provider simulator', () => {
       // Prepare
       const to = aPhoneNumber();
       const early = await created(aSendForm({ To: to }));
-      await sleep(DELAYS.sent + 30);
+      harness.clock.advance(DELAYS.sent);
       const queued = await created(aSendForm({ To: to }));
-      const today = new Date().toISOString().slice(0, 10);
-      const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+      const today = new Date(harness.clock.now()).toISOString().slice(0, 10);
+      const tomorrow = new Date(harness.clock.now() + 86_400_000).toISOString().slice(0, 10);
       const list = async (query: string) =>
         (
           (await (await get(`${messagesUrl()}.json?To=${encodeURIComponent(to)}&${query}`)).json()) as {
@@ -300,6 +310,7 @@ describe('provider simulator', () => {
 
       // Act
       const { sid } = await created(form);
+      harness.clock.advance(DELAYS.delivered);
       const callbacks = await eventually(async () => {
         const posted = await harness.callbacks();
         expect(posted).toHaveLength(2);
@@ -322,12 +333,20 @@ describe('provider simulator', () => {
 
       // Act
       const { sid } = await created(form);
-      await sleep(DELAYS.delivered + 150);
-      const health = await fetch(`${harness.url}/_sim/health`);
+      harness.clock.advance(DELAYS.delivered);
+      const failures = await eventually(() => {
+        const lines = harness.logs.filter((l) => l.includes(`callback failed sid=${sid}`));
+        expect(lines).toHaveLength(2);
+        return lines;
+      });
+      const response = await fetch(`${harness.url}/_sim/health`);
 
-      // Assess
-      expect(health.status).toBe(200);
-      expect(harness.logs.some((l) => l.includes(`callback failed sid=${sid}`))).toBe(true);
+      // Assess: both callbacks (sent, delivered) failed, and the simulator still answers
+      expect(failures).toEqual([
+        expect.stringContaining('status=sent'),
+        expect.stringContaining('status=delivered'),
+      ]);
+      expect(response.status).toBe(200);
     });
   });
 
@@ -491,18 +510,25 @@ describe('provider simulator', () => {
       await harness.setFaults({ mode: 'hang', count: 1 });
 
       // Act
-      const held = get(`${harness.url}${uri}`).then(
-        (r) => r.status,
-        () => 'closed',
+      let settled = false;
+      void get(`${harness.url}${uri}`).then(
+        () => {
+          settled = true;
+        },
+        () => {
+          settled = true;
+        },
       );
-      const raced = await Promise.race([held, sleep(200).then(() => 'still held')]);
-      const health = await fetch(`${harness.url}/_sim/health`);
+      const holding = await eventually(async () => {
+        const view = await health();
+        expect(view).toMatchObject({ held_requests: 1 });
+        return view;
+      });
       const answered = await get(`${harness.url}${uri}`);
 
-      // Assess
-      expect(raced).toBe('still held');
-      expect(health.status).toBe(200);
-      expect(await health.json()).toMatchObject({ held_requests: 1 });
+      // Assess: the control API answered while the lookup stayed held; the next one is not held
+      expect(holding).toMatchObject({ status: 'ok', held_requests: 1 });
+      expect(settled).toBe(false);
       expect(answered.status).toBe(200);
     });
 
@@ -551,7 +577,9 @@ describe('simulator lifecycle', () => {
       req.on('error', (error) => resolve((error as NodeJS.ErrnoException).code ?? 'error'));
       req.end(aSendForm().toString());
     });
-    await sleep(100);
+    await eventually(async () =>
+      expect(await (await fetch(`${sim.url}/_sim/health`)).json()).toMatchObject({ held_requests: 1 }),
+    );
 
     // Act
     const started = performance.now();

@@ -115,11 +115,16 @@ export interface CallbackEntry {
   idempotency_token: string | null;
 }
 
-/** A started simulator with its captured log lines and a small control-API client. */
+/**
+ * A started simulator with its captured log lines and a small control-API client. Its time is
+ * `clock`, which moves only when a test advances it: statuses change and callbacks are posted then.
+ */
 export interface SimHarness {
   readonly sim: RunningSimulator;
   readonly url: string;
   readonly logs: string[];
+  /** The simulator's clock; `reset()` brings it forward to the wall-clock now, where `aClock()` starts. */
+  readonly clock: ManualClock;
   ledger(): Promise<LedgerEntry[]>;
   requests(): Promise<RequestEntry[]>;
   callbacks(): Promise<CallbackEntry[]>;
@@ -129,9 +134,17 @@ export interface SimHarness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(options: Omit<SimulatorOptions, 'log'> = {}): Promise<SimHarness> {
+export async function startHarness(
+  options: Omit<SimulatorOptions, 'log' | 'clock'> = {},
+): Promise<SimHarness> {
   const logs: string[] = [];
-  const sim = await startSimulator({ authToken: AUTH_TOKEN, ...options, log: (line) => logs.push(line) });
+  const clock = aClock();
+  const sim = await startSimulator({
+    authToken: AUTH_TOKEN,
+    ...options,
+    clock,
+    log: (line) => logs.push(line),
+  });
   const control = async (method: string, path: string, body?: unknown) =>
     fetch(`${sim.url}${path}`, {
       method,
@@ -145,6 +158,7 @@ export async function startHarness(options: Omit<SimulatorOptions, 'log'> = {}):
     sim,
     url: sim.url,
     logs,
+    clock,
     ledger: () => json<LedgerEntry[]>('/_sim/messages', 'messages'),
     requests: () => json<RequestEntry[]>('/_sim/requests', 'requests'),
     callbacks: () => json<CallbackEntry[]>('/_sim/callbacks', 'callbacks'),
@@ -154,6 +168,8 @@ export async function startHarness(options: Omit<SimulatorOptions, 'log'> = {}):
     },
     reset: async () => {
       await control('POST', '/_sim/reset');
+      // The reset cancelled every pending callback, so nothing fires on the way.
+      clock.set(Math.max(clock.now(), Date.now()));
     },
     stop: () => sim.stop(),
   };
@@ -202,8 +218,6 @@ export function anAfterDeadlineRef(
 /** Basic auth header for direct simulator requests. */
 export const basicAuth = (sid = ACCOUNT_SID, token = AUTH_TOKEN) =>
   `Basic ${Buffer.from(`${sid}:${token}`).toString('base64')}`;
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A URL on which nothing listens (the port was free a moment ago). */
 export async function aClosedPortUrl(): Promise<string> {

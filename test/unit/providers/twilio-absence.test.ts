@@ -28,7 +28,6 @@ import {
   FROM,
   primeCanary,
   type SimHarness,
-  sleep,
   startHarness,
   TEST_TIMEOUT_MS,
 } from './support.js';
@@ -360,20 +359,24 @@ describe('Twilio adapter: the absence proof', () => {
   );
 
   it('a listing that runs out of time is inconclusive', async () => {
-    // Prepare
+    // Prepare: the listing answers only when the adapter's own lookup deadline aborts it
     const clock = aClock();
-    const slow = aRecordingFetch(async (url, init) => {
+    const stalled = aRecordingFetch((_, init) => {
       if (init?.method !== 'GET') return undefined;
-      await sleep(TEST_TIMEOUT_MS * 3);
-      return fetch(url, init);
+      return new Promise<Response>((_resolve, reject) => {
+        const signal = init.signal;
+        if (!signal) return reject(new Error('the adapter gave the listing no deadline'));
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
     });
-    const provider = aProvider(harness, clock, { fetch: slow.fetch, lookupTimeoutMs: TEST_TIMEOUT_MS });
+    const provider = aProvider(harness, clock, { fetch: stalled.fetch, lookupTimeoutMs: TEST_TIMEOUT_MS });
 
     // Act
     const outcome = await provider.lookup(anAfterDeadlineRef(aSendCommand(clock), clock));
 
     // Assess
-    expect(outcome).toMatchObject({ kind: 'inconclusive' });
+    expect(outcome).toEqual({ kind: 'inconclusive', detail: 'timeout' });
+    expect(stalled.calls).toHaveLength(1);
   });
 
   it('before the call deadline plus the list-lag allowance, no listing counts towards absence', async () => {
@@ -395,8 +398,9 @@ describe('Twilio adapter: the absence proof', () => {
   });
 
   it('list lag longer than the settle time: two reads a settle time apart are never both absent', async () => {
-    // Prepare: the send timed out after acceptance, and the message lags behind list reads
-    const clock = aClock();
+    // Prepare: the send timed out after acceptance, and the message lags behind list reads; the
+    // adapter and the simulator share one clock
+    const clock = harness.clock;
     const settleMs = 300;
     const lagMs = 1_200;
     const provider = aProvider(harness, clock, { listLagAllowanceMs: 2_000 });
@@ -413,9 +417,8 @@ describe('Twilio adapter: the absence proof', () => {
     // Act: the reconciler's two reads, settle apart, after the call deadline
     const first = await provider.lookup(ref);
     clock.advance(settleMs);
-    await sleep(settleMs);
     const second = await provider.lookup(ref);
-    await sleep(lagMs);
+    clock.advance(lagMs);
     const afterLag = await provider.lookup(ref);
 
     // Assess
@@ -568,7 +571,7 @@ describe('Twilio adapter: content matching', () => {
       ]);
       const command = aSendCommand(clock, { deadline: clock.now() + TEST_TIMEOUT_MS });
       await provider.send(command);
-      await sleep(150);
+      harness.clock.advance(50);
 
       // Act
       const outcome = await provider.lookup(anAfterDeadlineRef(command, clock));
@@ -588,7 +591,7 @@ describe('Twilio adapter: content matching', () => {
     const delivered = await provider.send(command);
     await harness.setFaults({ mode: 'fail_not_sent', count: 1 });
     await provider.send({ ...command, attempt: 2 });
-    await sleep(150);
+    harness.clock.advance(100);
 
     // Act
     const outcome = await provider.lookup(anAfterDeadlineRef({ ...command, attempt: 2 }, clock));

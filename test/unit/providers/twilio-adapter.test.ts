@@ -9,6 +9,7 @@ import {
   MESSAGE_SID,
   parseStatusCallback,
 } from '../../../shared/providers/twilio/index.js';
+import { eventually } from '../../support/eventually.js';
 import {
   ACCOUNT_SID,
   aClock,
@@ -21,7 +22,6 @@ import {
   aSendCommand,
   primeCanary,
   type SimHarness,
-  sleep,
   startHarness,
   TEST_TIMEOUT_MS,
 } from './support.js';
@@ -134,10 +134,14 @@ describe('Twilio adapter against the simulator', () => {
 
       // Act
       const outcome = await provider.send(command);
-      await sleep(DELAYS.delivered + 150);
+      harness.clock.advance(DELAYS.delivered);
+      const callbacks = await eventually(async () => {
+        const posted = await harness.callbacks();
+        expect(posted).toHaveLength(2);
+        return posted;
+      });
 
       // Assess
-      const callbacks = await harness.callbacks();
       expect(callbacks.map((c) => c.params.MessageStatus)).toEqual(['sent', 'delivered']);
       const last = callbacks.at(-1);
       const parsed = parseStatusCallback({
@@ -265,7 +269,7 @@ describe('Twilio adapter against the simulator', () => {
       const sent = await provider.send(command);
 
       // Act
-      await sleep(DELAYS.delivered);
+      harness.clock.advance(DELAYS.delivered);
       const found = await provider.lookup(aLookupRef(command, clock));
 
       // Assess
@@ -379,9 +383,9 @@ describe('Twilio adapter against the simulator', () => {
 
       // Act
       const early = await provider.lookup(ref);
-      await sleep(DELAYS.sent + 30);
+      harness.clock.advance(DELAYS.sent);
       const middle = await provider.lookup(ref);
-      await sleep(DELAYS.delivered - DELAYS.sent + 30);
+      harness.clock.advance(DELAYS.delivered - DELAYS.sent);
       const late = await provider.lookup(ref);
 
       // Assess: the sid came back for this attempt, so the attempt is known
@@ -666,7 +670,9 @@ describe('Twilio adapter against the simulator', () => {
       await harness.setFaults({ mode: 'reject_permanent', count: 1 });
       await provider.send(commands[2] ?? aSendCommand(clock));
       await provider.send({ ...(commands[3] ?? aSendCommand(clock)), to: '4155550100' }); // invalid: 400
-      await sleep(DELAYS.delivered + 150);
+      harness.clock.advance(DELAYS.delivered);
+      // Both accepted messages' callbacks (sent and delivered) reached the sink.
+      await eventually(async () => expect(await harness.callbacks()).toHaveLength(4));
       const exposed = [
         ...harness.logs,
         JSON.stringify(await harness.ledger()),
@@ -728,7 +734,7 @@ describe('Twilio adapter: ValidityPeriod and queued messages (slow sending simul
 
     // Act
     const before = await provider.lookup(aLookupRef(command, clock, { messageId }));
-    await sleep(5_100);
+    harness.clock.advance(5_000);
     const after = await provider.lookup(aLookupRef(command, clock, { messageId }));
 
     // Assess

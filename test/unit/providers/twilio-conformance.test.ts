@@ -28,7 +28,6 @@ import {
   FROM,
   primeCanary,
   type SimHarness,
-  sleep,
   startHarness,
 } from './support.js';
 
@@ -254,13 +253,15 @@ describe('Twilio conformance: the official client drives the simulator', () => {
     const created = await client.messages.create({ to: aPhoneNumber(), from: FROM, body: aResetBody() });
 
     // Act
-    const fetched = await eventually(async () => {
-      const read = await client.messages(created.sid).fetch();
-      expect(read.status).toBe('delivered');
-      return read;
-    });
+    const queued = await client.messages(created.sid).fetch();
+    harness.clock.advance(DELAYS.sent);
+    const sent = await client.messages(created.sid).fetch();
+    harness.clock.advance(DELAYS.delivered - DELAYS.sent);
+    const fetched = await client.messages(created.sid).fetch();
 
     // Assess
+    expect([queued.status, sent.status]).toEqual(['queued', 'sent']);
+    expect(queued.dateSent).toBeNull();
     expect(fetched).toMatchObject({ sid: created.sid, status: 'delivered' });
     expect(fetched.dateSent).toBeInstanceOf(Date);
   });
@@ -307,9 +308,9 @@ describe('Twilio conformance: the official client drives the simulator', () => {
     // Prepare
     const to = aPhoneNumber();
     const message = await client.messages.create({ to, from: FROM, body: aResetBody() });
-    await sleep(DELAYS.sent + 40);
-    const now = new Date();
-    const tomorrow = new Date(Date.now() + 86_400_000);
+    harness.clock.advance(DELAYS.sent);
+    const now = new Date(harness.clock.now());
+    const tomorrow = new Date(harness.clock.now() + 86_400_000);
 
     // Act
     const onDay = await client.messages.list({ to, dateSent: now });
@@ -390,6 +391,7 @@ describe('Twilio conformance: the official client drives the simulator', () => {
       body: aResetBody(),
       statusCallback,
     });
+    harness.clock.advance(DELAYS.delivered);
     await eventually(() => expect(capture.received).toHaveLength(2));
     await capture.stop();
 
@@ -483,7 +485,7 @@ describe('Twilio conformance: the adapter speaks the OpenAPI document', () => {
     const provider = aProvider(harness, clock);
     await harness.setFaults({ mode: 'fail_not_sent', count: 1 });
     const sid = await primeCanary(provider, clock);
-    await sleep(DELAYS.sent + 40);
+    harness.clock.advance(DELAYS.sent);
 
     // Act
     const raw = await (
