@@ -100,6 +100,7 @@ function labelled(
     reschedule: (record, dueAt) => step('reschedule', () => store.reschedule(record, dueAt)),
     due: (now, limit, cursor) => step('due-index query', () => store.due(now, limit, cursor)),
     dueShardCount: store.dueShardCount,
+    dueLanes: store.dueLanes,
     dueInShard: (shard, now, limit, cursor) =>
       step('due-index shard query', () => store.dueInShard(shard, now, limit, cursor)),
     oldestDue: (shard, now) => step('due-index oldest (Limit 1)', () => store.oldestDue(shard, now)),

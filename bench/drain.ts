@@ -93,7 +93,7 @@ async function load(client: DynamoDBClient, table: string, cipher: Cipher, count
   let chunk: Array<Record<string, AttributeValue>> = [];
   for (let i = 0; i < count; i++) {
     const record = unknownRecord(now);
-    shardOf.set(record.idempotencyKey, Number(dueShardOf(record.idempotencyKey)));
+    shardOf.set(record.idempotencyKey, Number(dueShardOf(record.idempotencyKey, record.state)));
     const sealed = await sealPayload(cipher, record.idempotencyKey, {
       phone: BENCH_PHONE,
       params: { code: '483920' },

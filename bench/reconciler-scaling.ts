@@ -218,6 +218,7 @@ function timedStore(store: NotificationStore, times: Record<string, number[]>): 
     reschedule: time('reschedule', store.reschedule.bind(store)),
     due: time('due', store.due.bind(store)),
     dueShardCount: store.dueShardCount,
+    dueLanes: store.dueLanes,
     dueInShard: time('due', store.dueInShard.bind(store)),
     oldestDue: time('oldestDue', store.oldestDue.bind(store)),
     readReconcileCursor: time('cursor', store.readReconcileCursor.bind(store)),

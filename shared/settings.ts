@@ -136,6 +136,14 @@ export const SETTINGS = {
     scope: 'service',
     number: { integer: true, min: 0 },
   },
+  reconcileResweep: {
+    env: 'RECONCILE_RESWEEP_SECONDS',
+    ...sec(
+      'a shard of the due index is read on from where the last pass stopped for this long, then again from its oldest entry ([reconciler.md](reconciler.md))',
+      30,
+      30,
+    ),
+  },
   providerLookupRate: {
     env: 'PROVIDER_LOOKUP_RATE_PER_SECOND',
     unit: 'per second',

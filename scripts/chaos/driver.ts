@@ -812,7 +812,7 @@ function poisonItem(key: string): Record<string, unknown> {
     unknown_since: now,
     checks: 0,
     closed: false,
-    [TableSchema.dueIndex.partitionKey]: dueShardOf(key),
+    [TableSchema.dueIndex.partitionKey]: dueShardOf(key, 'dispatch_unknown'),
     [TableSchema.dueIndex.sortKey]: now,
   };
 }

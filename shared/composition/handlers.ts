@@ -180,6 +180,7 @@ export async function composeReconciler(
     ...(await reconcileItemDeps(config, p)),
     ...(reconcileQueue ? { reconcileQueue } : {}),
     maxItems: config.reconcileMaxItemsPerPass,
+    resweepMs: config.reconcileResweepMs,
     onSummary: (summary) => p.logger.info('reconciled', { ...summary }),
   });
 }

@@ -119,6 +119,7 @@ function bind(store: NotificationStore): NotificationStore {
     reschedule: store.reschedule.bind(store),
     due: store.due.bind(store),
     dueShardCount: store.dueShardCount,
+    dueLanes: store.dueLanes,
     dueInShard: store.dueInShard.bind(store),
     oldestDue: store.oldestDue.bind(store),
     readReconcileCursor: store.readReconcileCursor.bind(store),

@@ -1,5 +1,11 @@
 import { type EpochMs, isFinal, type NotificationRecord, type TransitionIntent } from './notification.js';
-import { backoffMs, type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from './policy.js';
+import {
+  backoffMs,
+  type DispatchPolicy,
+  dispatchDeadline,
+  isPastDispatchDeadline,
+  statusPollDelayMs,
+} from './policy.js';
 import {
   admissibleLookup,
   type LookupOutcome,
@@ -384,7 +390,10 @@ function applyStatusPoll(
   if (now - (record.sentAt ?? record.updatedAt) >= policy.statusHorizonMs) {
     return { ...base, to: S.sent, reason: R.statusHorizon, set: { closed: true } };
   }
-  return { kind: 'reschedule', dueAt: now + policy.statusPollMs };
+  // Backed off with the message's age, and never past the horizon, where the poll closes it.
+  const sentAt = record.sentAt ?? record.updatedAt;
+  const dueAt = Math.min(now + statusPollDelayMs(sentAt, now, policy), sentAt + policy.statusHorizonMs);
+  return { kind: 'reschedule', dueAt: Math.max(dueAt, now + 1) };
 }
 
 /** A provider receipt (status callback or delivery event), authenticated and parsed at the edge. */

@@ -15,7 +15,10 @@ export interface DispatchPolicy {
   readonly backoffMaxMs: number;
   /** How long `sent` is polled for a final status. */
   readonly statusHorizonMs: number;
-  /** Interval between status polls of a `sent` item. */
+  /**
+   * First interval between status polls of a `sent` item; later polls back off with the message's
+   * age (see {@link statusPollDelayMs}).
+   */
   readonly statusPollMs: number;
   /** When the reconciler re-drives an `accepted` command the queue did not deliver. */
   readonly queueSafetyNetMs: number;
@@ -69,4 +72,21 @@ export function backoffMs(
 ): number {
   const exp = Math.min(step, 20);
   return Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** Math.max(0, exp - 1));
+}
+
+/**
+ * Later status polls wait this share of the message's age: polls at 1, 1.5, 2.25 ... times the
+ * first interval, so a message costs about log1.5(horizon / first interval) polls instead of
+ * horizon / interval (at 5 s and a 1 h horizon: 17 polls, not 720). A status read is a fallback
+ * (receipts are the normal path) and only informational once the message is sent.
+ */
+export const STATUS_POLL_AGE_SHARE = 0.5;
+
+/** How long after `now` the next status poll of a message sent at `sentAt` is due. */
+export function statusPollDelayMs(
+  sentAt: EpochMs,
+  now: EpochMs,
+  policy: Pick<DispatchPolicy, 'statusPollMs'>,
+): number {
+  return Math.max(policy.statusPollMs, Math.round(Math.max(0, now - sentAt) * STATUS_POLL_AGE_SHARE));
 }

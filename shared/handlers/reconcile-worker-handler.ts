@@ -79,6 +79,7 @@ function emptySummary(): ReconcileSummary {
     shardsWrapped: 0,
     oldestUnknownAgeMs: 0,
     oldestDueLagMs: 0,
+    oldestPollLagMs: 0,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { BudgetCounter } from '../domain/budgets.js';
+import type { DueLane } from '../domain/due-lane.js';
 import type {
   AppliedTransition,
   EpochMs,
@@ -58,6 +59,11 @@ export interface DueEntry {
 export interface DueShardPage {
   readonly entries: readonly DueEntry[];
   readonly cursor?: string;
+  /**
+   * The position just after the last entry read, set whenever the page read one, also when the
+   * shard had no more: a later read from it sees only what became due since (no wrap-around).
+   */
+  readonly resumeAfter?: string;
 }
 
 /**
@@ -103,8 +109,10 @@ export interface NotificationStore {
   reschedule(record: NotificationRecord, dueAt: EpochMs): Promise<TransitionWriteResult>;
   /** Items due for reconciliation at `now`, across all index shards (operator listing). */
   due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage>;
-  /** How many shards the due index is spread over. */
+  /** How many shards the due index is spread over (both lanes together: shard numbers 0..n-1). */
   readonly dueShardCount: number;
+  /** The shards of each lane (urgent first, then status polls; see `domain/due-lane.ts`). */
+  readonly dueLanes: Readonly<Record<DueLane, readonly number[]>>;
   /** Due entries of one shard, oldest `dueAt` first, continuing after `cursor`; lenient read. */
   dueInShard(shard: number, now: EpochMs, limit: number, cursor?: string): Promise<DueShardPage>;
   /** The oldest due entry of one shard (one `Limit: 1` query), or undefined when nothing is due. */

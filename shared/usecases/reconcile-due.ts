@@ -1,6 +1,12 @@
 import type { Clock } from '../domain/clock.js';
 import { applyLookup, decideReconcile } from '../domain/dispatch.js';
-import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
+import { type DueLane, POLL_LANE_MIN_SHARE } from '../domain/due-lane.js';
+import {
+  applyTransition,
+  type EpochMs,
+  type NotificationRecord,
+  type TransitionIntent,
+} from '../domain/notification.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { clientReference, type LookupOutcome, type SmsProvider } from '../domain/provider.js';
 import { NotificationState } from '../domain/states.js';
@@ -52,6 +58,11 @@ export interface ReconcileDeps extends ReconcileItemDeps {
   readonly maxItems?: number;
   /** Items handled in parallel by an inline pass. */
   readonly concurrency?: number;
+  /**
+   * A shard's sweep resumes after what the previous pass read for this long, then starts again at
+   * the shard's oldest due entry. Default {@link DEFAULT_RESWEEP_MS}.
+   */
+  readonly resweepMs?: number;
 }
 
 /** One item a pass could not handle. */
@@ -93,15 +104,20 @@ export interface ReconcileSummary {
   enqueueFailed: number;
   /** Due entries read per shard this pass. */
   shardEntries: number[];
-  /** Shards whose sweep reached the end of what is due and starts again at the oldest next pass. */
+  /** Shards whose read reached the end of what is due this pass (the next pass reads on from there). */
   shardsWrapped: number;
   /**
    * Age in ms of the oldest `dispatch_unknown` seen: every entry this pass read, plus the oldest due
    * entry of every shard (one `Limit: 1` read each), so no shard is invisible to the alarm.
    */
   oldestUnknownAgeMs: number;
-  /** How late the most overdue entry of any shard is (now - its due time): the liveness figure. */
+  /**
+   * How late the most overdue entry of the urgent lane is (now - its due time): the liveness
+   * figure, since an expiry waits on these entries.
+   */
   oldestDueLagMs: number;
+  /** The same for the status-poll lane: informational (the SMS went out), not an alarm. */
+  oldestPollLagMs: number;
 }
 
 function emptySummary(shards: number): ReconcileSummary {
@@ -122,52 +138,80 @@ function emptySummary(shards: number): ReconcileSummary {
     shardsWrapped: 0,
     oldestUnknownAgeMs: 0,
     oldestDueLagMs: 0,
+    oldestPollLagMs: 0,
   };
 }
 
+/** How long a sweep of a shard resumes after what it read, before it starts again at the oldest. */
+export const DEFAULT_RESWEEP_MS = 30_000;
+
 /**
- * One scheduled pass over the sparse due index. Every shard gets an equal share of `maxItems`
- * (left-over share goes to shards with more), and each shard continues where the previous pass
- * stopped (a cursor stored in the table), so a deep shard can neither starve the others nor keep
- * its own newer entries waiting behind old ones. It never sends an SMS.
+ * One scheduled pass over the sparse due index. The urgent lane (what an expiry waits on) is read
+ * first; the status-poll lane gets what is left, and never less than {@link POLL_LANE_MIN_SHARE}.
+ * Within a lane every shard gets an equal share (left-over share goes to shards with more). Each
+ * shard resumes after the last entry the previous pass read (a cursor stored in the table), so a
+ * key whose copy still waits in the reconcile queue is not queued again; a shard's sweep starts
+ * again at its oldest entry once `resweepMs` has passed (what a worker left due, or an entry written
+ * behind the cursor). It never sends an SMS.
  */
 export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummary> {
   const shards = deps.store.dueShardCount;
   const summary = emptySummary(shards);
   const maxItems = deps.maxItems ?? 1_000;
+  const resweepMs = deps.resweepMs ?? DEFAULT_RESWEEP_MS;
   const now = deps.clock.now();
   const cursor = await deps.store.readReconcileCursor();
-  const positions: Record<string, string> = { ...cursor.shards };
+  const sweeps: Record<string, ShardSweep> = {};
+  for (const shard of Array.from({ length: shards }, (_, i) => i)) {
+    const previous = parseSweep(cursor.shards[shard]);
+    // A fresh sweep from the oldest entry when none is running or the running one is old enough.
+    sweeps[shard] = previous && now - previous.startedAt < resweepMs ? previous : { startedAt: now };
+  }
+  const startOf = (shard: number) => sweeps[shard]?.position;
   const entries: DueEntry[] = [];
-  const more = new Set<number>();
-
-  const readShard = async (shard: number, quota: number) => {
-    const page = await deps.store.dueInShard(shard, now, quota, positions[shard]);
+  const readShard = async (shard: number, quota: number, more: Set<number>) => {
+    if (quota <= 0) return;
+    const page = await deps.store.dueInShard(shard, now, quota, startOf(shard));
     entries.push(...page.entries);
     summary.shardEntries[shard] = (summary.shardEntries[shard] ?? 0) + page.entries.length;
-    if (page.cursor) {
-      positions[shard] = page.cursor;
-      more.add(shard);
-    } else {
-      // The end of what is due: the next pass starts this shard again at its oldest entry.
-      delete positions[shard];
+    const sweep = sweeps[shard] ?? { startedAt: now };
+    const position = page.cursor ?? page.resumeAfter ?? sweep.position;
+    sweeps[shard] = position === undefined ? { startedAt: sweep.startedAt } : { ...sweep, position };
+    if (page.cursor) more.add(shard);
+    else {
       more.delete(shard);
       summary.shardsWrapped++;
     }
   };
-  const all = Array.from({ length: shards }, (_, i) => i);
-  await Promise.all(all.map((shard) => readShard(shard, Math.ceil(maxItems / shards))));
-  // Work-conserving: what a shallow shard left unused goes to the shards that have more.
-  const left = maxItems - entries.length;
-  if (left > 0 && more.size > 0) {
-    const share = Math.ceil(left / more.size);
-    await Promise.all([...more].map((shard) => readShard(shard, share)));
-  }
+  /** Reads up to `quota` entries of a lane, fair between its shards; the shards that have more. */
+  const readLane = async (lane: readonly number[], quota: number, more = new Set<number>()) => {
+    const before = entries.length;
+    const split = (shardsToRead: readonly number[], total: number) =>
+      Promise.all(
+        shardsToRead.map((shard, i) => readShard(shard, shareOf(total, shardsToRead.length, i), more)),
+      );
+    await split(more.size ? [...more] : lane, quota);
+    // Work-conserving: what a shallow shard left unused goes to the shards that have more.
+    const left = quota - (entries.length - before);
+    if (left > 0 && more.size > 0) await split([...more], left);
+    return { read: entries.length - before, more };
+  };
+  const pollReserve = Math.min(maxItems, Math.ceil(maxItems * POLL_LANE_MIN_SHARE));
+  const urgent = await readLane(deps.store.dueLanes.urgent, maxItems - pollReserve);
+  const polls = await readLane(deps.store.dueLanes.poll, maxItems - urgent.read);
+  // What the polls left unused goes back to the urgent lane.
+  const spare = maxItems - urgent.read - polls.read;
+  if (spare > 0 && urgent.more.size > 0) await readLane(deps.store.dueLanes.urgent, spare, urgent.more);
+
   // Every shard's most overdue entry, even where the quota ran out before the oldest unknown.
+  const all = Array.from({ length: shards }, (_, i) => i);
   const heads = await Promise.all(all.map((shard) => deps.store.oldestDue(shard, now)));
+  const pollShards = new Set(deps.store.dueLanes.poll);
   for (const entry of [...entries, ...heads]) {
     if (!entry) continue;
-    summary.oldestDueLagMs = Math.max(summary.oldestDueLagMs, now - entry.dueAt);
+    if (pollShards.has(entry.shard))
+      summary.oldestPollLagMs = Math.max(summary.oldestPollLagMs, now - entry.dueAt);
+    else summary.oldestDueLagMs = Math.max(summary.oldestDueLagMs, now - entry.dueAt);
     if (entry.state === NotificationState.dispatchUnknown && entry.unknownSince !== undefined) {
       summary.oldestUnknownAgeMs = Math.max(summary.oldestUnknownAgeMs, now - entry.unknownSince);
     }
@@ -175,7 +219,10 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
 
   // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
   // every shard from the start of the pass instead of one shard's block after another's.
-  const unique = interleaveByShard([...new Map(entries.map((e) => [e.idempotencyKey, e])).values()]);
+  const unique = urgentFirst(
+    [...new Map(entries.map((e) => [e.idempotencyKey, e])).values()],
+    deps.store.dueLanes,
+  );
   summary.examined = unique.length;
   if (deps.reconcileQueue) {
     const { failed } = await deps.reconcileQueue.enqueue(
@@ -202,10 +249,8 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
         },
         action: 'retry',
       });
-      // Its shard is read again from where this pass started, so the key is not skipped for a sweep.
-      const previous = cursor.shards[entry.shard];
-      if (previous === undefined) delete positions[entry.shard];
-      else positions[entry.shard] = previous;
+      // Its shard starts a fresh sweep at its oldest entry next pass, so the key is not skipped.
+      sweeps[entry.shard] = { startedAt: Number.NEGATIVE_INFINITY };
     }
   } else {
     await runBounded(unique, deps.concurrency ?? 8, async (entry) => {
@@ -213,8 +258,54 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     });
   }
   // A lost race means an overlapping pass moved the cursor: its position is as good as ours.
+  const positions: Record<string, string> = {};
+  for (const [shard, sweep] of Object.entries(sweeps)) positions[shard] = formatSweep(sweep);
   await deps.store.writeReconcileCursor(cursor.version, positions);
   return summary;
+}
+
+/** The `i`-th of `n` near-equal shares of `total` (they add up to `total` exactly). */
+function shareOf(total: number, n: number, i: number): number {
+  return Math.floor(total / n) + (i < total % n ? 1 : 0);
+}
+
+/** Where one shard's sweep stands: when it started at the oldest entry, and what it read last. */
+interface ShardSweep {
+  readonly startedAt: EpochMs;
+  /** The store's opaque position after the last entry read; absent: start at the oldest. */
+  readonly position?: string;
+}
+
+/** The cursor item's value for one shard. */
+function formatSweep(sweep: ShardSweep): string {
+  const startedAt = Number.isFinite(sweep.startedAt) ? sweep.startedAt : 0;
+  return JSON.stringify(
+    sweep.position === undefined ? { t: startedAt } : { t: startedAt, p: sweep.position },
+  );
+}
+
+/** Reads one shard's value; a value from before sweeps had a start time is an old sweep (restarts). */
+function parseSweep(value: string | undefined): ShardSweep | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { t?: unknown }).t === 'number') {
+      const { t, p } = parsed as { t: number; p?: unknown };
+      return typeof p === 'string' ? { startedAt: t, position: p } : { startedAt: t };
+    }
+  } catch {
+    // Not JSON: a bare position written by an earlier release.
+  }
+  return { startedAt: 0 };
+}
+
+/** Urgent lane first, each lane round-robin over its shards. */
+function urgentFirst(entries: readonly DueEntry[], lanes: Readonly<Record<DueLane, readonly number[]>>) {
+  const poll = new Set(lanes.poll);
+  return [
+    ...interleaveByShard(entries.filter((e) => !poll.has(e.shard))),
+    ...interleaveByShard(entries.filter((e) => poll.has(e.shard))),
+  ];
 }
 
 /** Round-robin over the shards, keeping each shard's order (oldest due first). */

@@ -74,7 +74,7 @@ async function load(tableName: string, records: readonly NotificationRecord[]) {
 }
 
 describe('reconciler passes over DynamoDB Local', () => {
-  it('with 520 due items in shard 0, shards 1-3 are served in every pass and shard 0 advances', async () => {
+  it('with 520 due items in shard 0, shards 1-3 are served in the first pass, shard 0 advances, nothing is queued twice', async () => {
     // Prepare: 520 unknowns in shard 0 (older), 5 in each other shard (newer); passes of 100.
     const { tableName, store } = await aTable();
     const deep = Array.from({ length: 520 }, (_, i) =>
@@ -102,12 +102,15 @@ describe('reconciler passes over DynamoDB Local', () => {
       const summary = await reconcileDue(deps);
       passes.push({ summary, keys: new Set(reconcileQueue.messages.map((m) => m.idempotencyKey)) });
     }
-    // Assess: every pass reached every shallow key's shard; shard 0 moved on instead of repeating.
-    for (const pass of passes) {
-      expect(pass.summary.shardEntries.slice(1).every((n) => n === 5)).toBe(true);
-      for (const record of shallow) expect(pass.keys).toContain(record.idempotencyKey);
-      expect(pass.summary.examined).toBeLessThanOrEqual(100);
+    // Assess: the first pass reached every shallow key's shard; later passes read on after what
+    // they queued (the copies wait in the queue) instead of repeating; shard 0 moved on.
+    expect(passes[0]?.summary.shardEntries.slice(1, 4)).toEqual([5, 5, 5]);
+    for (const record of shallow) expect(passes[0]?.keys).toContain(record.idempotencyKey);
+    for (const pass of passes.slice(1)) {
+      for (const record of shallow) expect(pass.keys).not.toContain(record.idempotencyKey);
+      expect(pass.summary.examined).toBe(100);
     }
+    for (const pass of passes) expect(pass.summary.examined).toBeLessThanOrEqual(100);
     const deepSeen = passes.map((p) =>
       deep.filter((r) => p.keys.has(r.idempotencyKey)).map((r) => r.idempotencyKey),
     );

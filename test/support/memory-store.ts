@@ -11,7 +11,7 @@
  */
 
 import { CorruptItemError } from '../../shared/adapters/dynamodb/errors.js';
-import { dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
+import { DUE_LANE_SHARDS, dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { type BudgetCounter, freesAt } from '../../shared/domain/budgets.js';
 import {
@@ -69,6 +69,7 @@ const copy = <T>(value: T): T => structuredClone(value);
 /** See the module comment. Every read returns copies, so callers cannot mutate stored state. */
 export class MemoryNotificationStore implements NotificationStore {
   readonly dueShardCount: number = TableSchema.dueShardCount;
+  readonly dueLanes = DUE_LANE_SHARDS;
   private readonly entries = new Map<string, Entry>();
   private readonly counters = new Map<string, number>();
   private cursor: ReconcileCursor = { version: 0, shards: {} };
@@ -178,14 +179,17 @@ export class MemoryNotificationStore implements NotificationStore {
       a.dueAt - b.dueAt || a.key.localeCompare(b.key);
     const due = [...this.entries.values()]
       .filter((e) => e.record.dueAt !== undefined && e.record.dueAt <= now)
-      .filter((e) => Number(dueShardOf(e.record.idempotencyKey)) === shard)
+      .filter((e) => Number(dueShardOf(e.record.idempotencyKey, e.record.state)) === shard)
       .map((e) => ({ entry: e, pos: { dueAt: e.record.dueAt ?? 0, key: e.record.idempotencyKey } }))
       .filter((e) => after === undefined || order(e.pos, after) > 0)
       .sort((a, b) => order(a.pos, b.pos));
     const page = due.slice(0, Math.max(1, limit));
     const entries = page.map(({ entry }) => dueEntryOf(entry, shard));
     const last = page.at(-1);
-    return due.length > page.length && last ? { entries, cursor: JSON.stringify(last.pos) } : { entries };
+    const resumeAfter = last ? { resumeAfter: JSON.stringify(last.pos) } : {};
+    return due.length > page.length && last
+      ? { entries, cursor: JSON.stringify(last.pos), ...resumeAfter }
+      : { entries, ...resumeAfter };
   }
 
   async oldestDue(shard: number, now: EpochMs): Promise<DueEntry | undefined> {

@@ -4,11 +4,13 @@
  * a counting provider and recording queues, a cipher that can be told to fail.
  */
 import { dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
+import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { createLocalCipher } from '../../shared/adapters/local-cipher.js';
 import { decideDispatch, recordSendOutcome } from '../../shared/domain/dispatch.js';
 import { admit, applyTransition, type NotificationRecord } from '../../shared/domain/notification.js';
 import { DEFAULT_POLICY, type DispatchPolicy } from '../../shared/domain/policy.js';
 import type { LookupOutcome, LookupRef, SmsProvider } from '../../shared/domain/provider.js';
+import { NotificationState } from '../../shared/domain/states.js';
 import type { Cipher } from '../../shared/ports/cipher.js';
 import type { DispatchMessage, DispatchQueue } from '../../shared/ports/queue.js';
 import type { NotificationStore } from '../../shared/ports/store.js';
@@ -20,11 +22,16 @@ export const T0 = Date.UTC(2026, 10, 29, 12, 0, 0);
 export const POLICY: DispatchPolicy = DEFAULT_POLICY;
 
 let counter = 0;
-/** A fresh idempotency key whose due-index shard is `shard`. */
+/**
+ * A fresh idempotency key whose due-index shard is `shard` (0-3: the urgent lane, any state but
+ * `sent`; 4-7: a `sent` record's status-poll lane).
+ */
 export function keyOnShard(shard: number, prefix = 'rk'): string {
+  const state =
+    shard >= TableSchema.dueShardsPerLane ? NotificationState.sent : NotificationState.dispatchUnknown;
   for (;;) {
     const key = `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
-    if (Number(dueShardOf(key)) === shard) return key;
+    if (Number(dueShardOf(key, state)) === shard) return key;
   }
 }
 
@@ -63,6 +70,20 @@ export function unknownRecord(
     recordSendOutcome(claimed, { kind: 'unknown', detail: 'timeout', timedOut: true }, now + 1, POLICY),
   ).next;
   return { ...unknown, dueAt: options.dueAt ?? now + 2 } satisfies NotificationRecord;
+}
+
+/** A `sent` record for `key` (accepted by the provider at `now`), due for a status poll at `dueAt`. */
+export function sentRecord(key: string, options: { now?: number; dueAt?: number } = {}) {
+  const now = options.now ?? T0;
+  const admitted = acceptedRecord(key, now).next;
+  const decision = decideDispatch(admitted, now, POLICY, 'test');
+  if (decision.kind !== 'claim') throw new Error(`fixture: expected a claim, got ${decision.kind}`);
+  const claimed = applyTransition(admitted, decision.intent).next;
+  const sent = applyTransition(
+    claimed,
+    recordSendOutcome(claimed, { kind: 'accepted', messageId: `SM-${key}` }, now + 1, POLICY),
+  ).next;
+  return { ...sent, dueAt: options.dueAt ?? now + 2 } satisfies NotificationRecord;
 }
 
 /** Stores `record` as it is (admission item written directly in its current state). */

@@ -191,5 +191,82 @@ export function describeStoreContract(name: string, store: () => NotificationSto
         due.map((a) => a.next.idempotencyKey).sort(),
       );
     });
+
+    it('resumes a shard after the last entry read, also past its end: later reads see only what became due since', async () => {
+      // Prepare: a due window of our own, far in the past of every other test's items.
+      const base = NOW - 20 * 365 * 86_400_000 - counter * 1_000_000;
+      const due = [anAdmission({ dueAt: base + 1 }), anAdmission({ dueAt: base + 2 })];
+      const later = anAdmission({ dueAt: base + 10_000 });
+      for (const a of [...due, later]) await store().admit(a.next, a.evidence, SEALED);
+      const readAll = async (shard: number, now: number, from: string | undefined) => {
+        const keys: string[] = [];
+        let position = from;
+        for (;;) {
+          const page = await store().dueInShard(shard, now, 2, position);
+          keys.push(...page.entries.map((e) => e.idempotencyKey));
+          position = page.cursor ?? page.resumeAfter ?? position;
+          if (!page.cursor) return { keys, position };
+        }
+      };
+
+      // Act: every urgent shard to its end at base + 3, then on from there at base + 20 s.
+      const first: string[] = [];
+      const second: string[] = [];
+      for (const shard of store().dueLanes.urgent) {
+        const sweep = await readAll(shard, base + 3, undefined);
+        first.push(...sweep.keys);
+        second.push(...(await readAll(shard, base + 20_000, sweep.position)).keys);
+      }
+
+      // Assess
+      const ours = (keys: string[]) =>
+        keys.filter((k) => [...due, later].some((a) => a.next.idempotencyKey === k)).sort();
+      expect(ours(first)).toEqual(due.map((a) => a.next.idempotencyKey).sort());
+      expect(ours(second)).toEqual([later.next.idempotencyKey]);
+    });
+
+    it('keeps a sent command in the status-poll lane and an undecided one in the urgent lane', async () => {
+      // Prepare: admitted (urgent), then claimed and sent with a status poll due in our own window.
+      const base = NOW - 30 * 365 * 86_400_000 - counter * 1_000_000;
+      const a = anAdmission({ dueAt: base });
+      await store().admit(a.next, a.evidence, SEALED);
+      const lanesHolding = async (key: string) => {
+        const found: string[] = [];
+        for (const [lane, shards] of Object.entries(store().dueLanes)) {
+          for (const shard of shards) {
+            const page = await store().dueInShard(shard, base + 5, 100);
+            if (page.entries.some((e) => e.idempotencyKey === key)) found.push(lane);
+          }
+        }
+        return found;
+      };
+      const before = await lanesHolding(a.next.idempotencyKey);
+      const claimedWritten = await store().transition(
+        applyTransition(a.next, {
+          to: 'dispatching',
+          reason: 'claimed',
+          actor: 'sender',
+          at: NOW + 1,
+          set: { attempts: 1, leaseUntil: base + 1, leaseOwner: 'w1', dueAt: base + 1 },
+          remove: ['nextAttemptAt'],
+        }),
+      );
+      if (claimedWritten.kind !== 'written') throw new Error('fixture: claim not written');
+      const sent = applyTransition(claimedWritten.record, {
+        to: 'sent',
+        reason: 'provider_accepted',
+        actor: 'sender',
+        at: NOW + 2,
+        set: { provider: { name: 'simulator', messageId: 'SM-lane' }, sentAt: NOW + 2, dueAt: base + 2 },
+        remove: ['leaseUntil', 'leaseOwner'],
+      });
+
+      // Act
+      await store().transition(sent);
+
+      // Assess
+      expect(before).toEqual(['urgent']);
+      expect(await lanesHolding(a.next.idempotencyKey)).toEqual(['poll']);
+    });
   });
 }

@@ -1,4 +1,5 @@
 import type { BudgetCounter } from '../../domain/budgets.js';
+import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
 import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
 import { CorruptItemError } from './errors.js';
@@ -9,11 +10,24 @@ export type Item = Record<string, unknown>;
 
 const DAY_SECONDS = 86_400;
 
-/** Which due-index shard a key lives on: stable, so an item never moves between shards. */
-export function dueShardOf(idempotencyKey: string): string {
+/** The due-index shards of each lane: urgent 0..n-1, then poll n..2n-1. */
+export const DUE_LANE_SHARDS: Readonly<Record<DueLane, readonly number[]>> = {
+  [DueLane.urgent]: Array.from({ length: TableSchema.dueShardsPerLane }, (_, i) => i),
+  [DueLane.poll]: Array.from(
+    { length: TableSchema.dueShardsPerLane },
+    (_, i) => TableSchema.dueShardsPerLane + i,
+  ),
+};
+
+/**
+ * Which due-index shard an item lives on: the lane its state is due in, and within the lane a
+ * stable hash of the key, so an item moves only when it changes lanes.
+ */
+export function dueShardOf(idempotencyKey: string, state: NotificationState): string {
   let hash = 0;
   for (let i = 0; i < idempotencyKey.length; i++) hash = (hash * 31 + idempotencyKey.charCodeAt(i)) >>> 0;
-  return String(hash % TableSchema.dueShardCount);
+  const shards = DUE_LANE_SHARDS[dueLaneOf(state)];
+  return String(shards[hash % shards.length]);
 }
 
 /** TTL is clean-up only: long after expiry, so evidence outlives the token by the retention period. */
@@ -62,7 +76,8 @@ export function recordAttributes(record: NotificationRecord): Item {
   }
   item.provider_name = record.provider.name;
   if (record.provider.messageId !== undefined) item.provider_message_id = record.provider.messageId;
-  if (record.dueAt !== undefined) item[TableSchema.dueIndex.partitionKey] = dueShardOf(record.idempotencyKey);
+  if (record.dueAt !== undefined)
+    item[TableSchema.dueIndex.partitionKey] = dueShardOf(record.idempotencyKey, record.state);
   return item;
 }
 

@@ -14,8 +14,13 @@ export const TableSchema = {
   byEventIndex: { name: 'by-event', partitionKey: 'gsi_event_id', sortKey: 'created_at' },
   /** Sparse: only items the reconciler must look at carry `due_shard`/`due_at`. */
   dueIndex: { name: 'due', partitionKey: 'due_shard', sortKey: 'due_at' },
-  /** Spreads the due index over a few partitions so no single one gets hot. */
-  dueShardCount: 4,
+  /**
+   * Spreads each lane of the due index over a few partitions so no single one gets hot. Shards
+   * 0-3 are the urgent lane, 4-7 the status-poll lane (`domain/due-lane.ts`); items written before
+   * the lanes existed sit in 0-3 and are read as urgent until their next write moves them.
+   */
+  dueShardsPerLane: 4,
+  dueShardCount: 8,
   /**
    * The scheduled reconciler's cursor: one small control item in the same table, under a partition
    * key no idempotency key can take (keys are derived hex digests), never in an index.

@@ -39,6 +39,7 @@ import {
   commandItem,
   counterItemKey,
   counterTtl,
+  DUE_LANE_SHARDS,
   dueShardOf,
   evidenceFromItem,
   evidenceItem,
@@ -67,6 +68,7 @@ const MAX_ADMIT_ATTEMPTS = 25;
 /** The DynamoDB implementation of {@link NotificationStore} (DESIGN.md section 5). */
 export class DynamoNotificationStore implements NotificationStore {
   readonly dueShardCount: number = TableSchema.dueShardCount;
+  readonly dueLanes = DUE_LANE_SHARDS;
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly retentionDays: number;
@@ -344,7 +346,8 @@ export class DynamoNotificationStore implements NotificationStore {
           ExpressionAttributeValues: {
             ...guard.ExpressionAttributeValues,
             ':dueAt': dueAt,
-            ':dueShard': dueShardOf(record.idempotencyKey),
+            // The lane follows the state: an item written before the lanes existed moves here.
+            ':dueShard': dueShardOf(record.idempotencyKey, record.state),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ...this.capacityMode,
@@ -420,10 +423,15 @@ export class DynamoNotificationStore implements NotificationStore {
       }),
     );
     this.report('due', out.ConsumedCapacity);
-    const entries = (out.Items ?? []).flatMap((item) => dueEntryOf(item, shard));
+    const items = out.Items ?? [];
+    const entries = items.flatMap((item) => dueEntryOf(item, shard));
+    const encode = (key: Item) => Buffer.from(JSON.stringify(key)).toString('base64url');
+    const last = items.at(-1);
+    // The index key of the last item read is an exclusive start key, whether or not the query ended.
+    const resumeAfter = last ? { resumeAfter: encode(indexKeyOf(last)) } : {};
     return out.LastEvaluatedKey
-      ? { entries, cursor: Buffer.from(JSON.stringify(out.LastEvaluatedKey)).toString('base64url') }
-      : { entries };
+      ? { entries, cursor: encode(out.LastEvaluatedKey), ...resumeAfter }
+      : { entries, ...resumeAfter };
   }
 
   async oldestDue(shard: number, now: EpochMs): Promise<DueEntry | undefined> {
@@ -509,7 +517,8 @@ export class DynamoNotificationStore implements NotificationStore {
         new UpdateCommand({
           TableName: this.table,
           Key: key,
-          UpdateExpression: `SET #dueAt = :dueAt, #dueShard = :dueShard${next.parked ? ', #parkedAt = :at' : ''}`,
+          // The item's state may be unreadable: it keeps its lane, or joins the urgent lane.
+          UpdateExpression: `SET #dueAt = :dueAt, #dueShard = if_not_exists(#dueShard, :dueShard)${next.parked ? ', #parkedAt = :at' : ''}`,
           // Only the marker of this count moves it: a concurrent worker's later mark wins.
           ConditionExpression: '#poison = :count',
           ExpressionAttributeNames: {
@@ -520,7 +529,7 @@ export class DynamoNotificationStore implements NotificationStore {
           },
           ExpressionAttributeValues: {
             ':dueAt': next.dueAt,
-            ':dueShard': dueShardOf(idempotencyKey),
+            ':dueShard': String(DUE_LANE_SHARDS.urgent[0]),
             ':count': count,
             ...(next.parked ? { ':at': at } : {}),
           },
@@ -555,6 +564,17 @@ export class DynamoNotificationStore implements NotificationStore {
     } while (startKey);
     return items;
   }
+}
+
+/** The key of a due-index item (table and index keys), as `ExclusiveStartKey` wants it. */
+function indexKeyOf(item: Item): Item {
+  const { dueIndex } = TableSchema;
+  return {
+    [PK]: item[PK],
+    [SK]: item[SK],
+    [dueIndex.partitionKey]: item[dueIndex.partitionKey],
+    [dueIndex.sortKey]: item[dueIndex.sortKey],
+  };
 }
 
 /** A due-index item read leniently: keys and routing fields only, no state or reason validation. */

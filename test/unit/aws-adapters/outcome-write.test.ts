@@ -86,6 +86,7 @@ describe('sender store: the message id a provider returned is never lost', () =>
       reschedule: (record, dueAt) => inner.reschedule(record, dueAt),
       due: (now, limit, cursor) => inner.due(now, limit, cursor),
       dueShardCount: inner.dueShardCount,
+      dueLanes: inner.dueLanes,
       dueInShard: (...args) => inner.dueInShard(...args),
       oldestDue: (...args) => inner.oldestDue(...args),
       readReconcileCursor: () => inner.readReconcileCursor(),

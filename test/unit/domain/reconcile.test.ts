@@ -491,8 +491,53 @@ describe('applyLookup on sent: status polling', () => {
     // Act
     const result = applyLookup(aSentRecord({ sentAt: T0 }), lookup, now, policy, PROVABLE);
 
+    // Assess: a minute old, the next poll waits half its age
+    expect(result).toEqual({ kind: 'reschedule', dueAt: now + 30 * SECOND });
+  });
+
+  it('a young message is polled at the first interval; older ones back off with their age', () => {
+    // Prepare
+    const record = aSentRecord({ sentAt: T0 });
+
+    // Act
+    const young = applyLookup(record, FOUND('sent'), T0 + 2 * SECOND, policy, PROVABLE);
+    const older = applyLookup(record, FOUND('sent'), T0 + 4 * MINUTE, policy, PROVABLE);
+
     // Assess
-    expect(result).toEqual({ kind: 'reschedule', dueAt: now + policy.statusPollMs });
+    expect(young).toEqual({ kind: 'reschedule', dueAt: T0 + 2 * SECOND + policy.statusPollMs });
+    expect(older).toEqual({ kind: 'reschedule', dueAt: T0 + 6 * MINUTE });
+  });
+
+  it('the last poll is due at the horizon, never after it', () => {
+    // Prepare
+    const record = aSentRecord({ sentAt: T0 });
+    const now = T0 + policy.statusHorizonMs - 10 * SECOND;
+
+    // Act
+    const result = applyLookup(record, FOUND('sent'), now, policy, PROVABLE);
+
+    // Assess
+    expect(result).toEqual({ kind: 'reschedule', dueAt: T0 + policy.statusHorizonMs });
+  });
+
+  it('polls a message that never settles about log1.5(horizon / first interval) times, not horizon / interval', () => {
+    // Prepare
+    const record = aSentRecord({ sentAt: T0 });
+    let now = T0 + policy.statusPollMs;
+    let polls = 0;
+
+    // Act: follow the schedule to the horizon
+    for (;;) {
+      polls++;
+      const next = applyLookup(record, FOUND('sent'), now, policy, PROVABLE);
+      if (!('kind' in next)) break;
+      now = next.dueAt;
+    }
+
+    // Assess
+    const bound = Math.ceil(Math.log(policy.statusHorizonMs / policy.statusPollMs) / Math.log(1.5)) + 2;
+    expect(polls).toBeLessThanOrEqual(bound);
+    expect(polls).toBeLessThan(policy.statusHorizonMs / policy.statusPollMs / 4);
   });
 
   it('no final status by the horizon -> sent closed (status_horizon), final', () => {

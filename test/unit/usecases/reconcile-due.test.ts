@@ -10,6 +10,7 @@ import {
   POLICY,
   plant,
   recordingQueue,
+  sentRecord,
   switchableCipher,
   T0,
   unknownRecord,
@@ -46,7 +47,7 @@ describe('reconcileDue: fair, complete passes', () => {
     // Act
     const first = await reconcileDue(world.deps);
     // Assess: every shard was read, and every shallow key was looked up in this first pass.
-    expect(first.shardEntries.slice(1)).toEqual([2, 2, 2]);
+    expect(first.shardEntries.slice(1, 4)).toEqual([2, 2, 2]);
     const looked = new Set(world.provider.lookups.map((l) => l.idempotencyKey));
     for (const key of shallow) expect(looked).toContain(key);
     expect(first.examined).toBeLessThanOrEqual(40);
@@ -71,8 +72,93 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(passes.map((p) => p.keys.length)).toEqual([20, 20, 10]);
     const all = passes.flatMap((p) => p.keys);
     expect(new Set(all).size).toBe(50);
-    expect(passes[2]?.summary.shardsWrapped).toBe(4);
+    expect(passes[2]?.summary.shardsWrapped).toBe(8);
     expect(world.provider.lookups).toHaveLength(0);
+  });
+
+  it('does not queue a key again while its copy may still wait in the queue; resweeps from the oldest later', async () => {
+    // Prepare: 10 due unknowns, a pass of 20, a queue nobody reads (nothing moves in the index).
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 20, reconcileQueue, resweepMs: 30_000 });
+    const keys = Array.from({ length: 10 }, (_, i) => keyOnShard(i % 4));
+    for (const key of keys) await plant(world.store, world.cipher, unknownRecord(key));
+    const pass = async () => {
+      reconcileQueue.messages.length = 0;
+      await reconcileDue(world.deps);
+      return reconcileQueue.messages.map((m) => m.idempotencyKey);
+    };
+    // Act: a pass, another 1 s later, then one past the resweep time.
+    const first = await pass();
+    world.clock.advance(1_000);
+    const again = await pass();
+    world.clock.advance(30_000);
+    const resweep = await pass();
+    // Assess
+    expect(new Set(first)).toEqual(new Set(keys));
+    expect(again).toEqual([]);
+    expect(new Set(resweep)).toEqual(new Set(keys));
+  });
+
+  it('reads on past the last pass for what became due since, without a resweep', async () => {
+    // Prepare
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 20, reconcileQueue, resweepMs: 30_000 });
+    const early = keyOnShard(2);
+    const later = keyOnShard(2);
+    await plant(world.store, world.cipher, unknownRecord(early, { dueAt: T0 }));
+    await plant(world.store, world.cipher, unknownRecord(later, { dueAt: T0 + 8_000 }));
+    // Act: the first pass sees only `early`; 5 s on, `later` is due.
+    await reconcileDue(world.deps);
+    const firstKeys = reconcileQueue.messages.map((m) => m.idempotencyKey);
+    reconcileQueue.messages.length = 0;
+    world.clock.advance(5_000);
+    await reconcileDue(world.deps);
+    // Assess
+    expect(firstKeys).toEqual([early]);
+    expect(reconcileQueue.messages.map((m) => m.idempotencyKey)).toEqual([later]);
+  });
+
+  it('serves the urgent lane before status polls, and keeps a quarter of the pass for polls', async () => {
+    // Prepare: 40 due status polls (older) and 40 due unknowns; a pass of 16.
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 16, reconcileQueue });
+    const polls = Array.from({ length: 40 }, (_, i) => keyOnShard(4 + (i % 4)));
+    const unknowns = Array.from({ length: 40 }, (_, i) => keyOnShard(i % 4));
+    for (const key of polls) await plant(world.store, world.cipher, sentRecord(key, { dueAt: T0 - 60_000 }));
+    for (const key of unknowns) await plant(world.store, world.cipher, unknownRecord(key, { dueAt: T0 }));
+    // Act
+    const summary = await reconcileDue(world.deps);
+    // Assess: 12 unknowns then 4 polls, in that order, in the queue.
+    const queued = reconcileQueue.messages.map((m) => m.idempotencyKey);
+    const urgent = new Set(unknowns);
+    expect(queued).toHaveLength(16);
+    expect(queued.slice(0, 12).every((k) => urgent.has(k))).toBe(true);
+    expect(queued.slice(12).every((k) => !urgent.has(k))).toBe(true);
+    expect(summary.shardEntries.slice(4).reduce((a, b) => a + b, 0)).toBe(4);
+    // The liveness figure is the urgent lane's; the polls' lag is reported on its own.
+    expect(summary.oldestDueLagMs).toBe(5_000);
+    expect(summary.oldestPollLagMs).toBe(65_000);
+  });
+
+  it('gives the urgent lane what the polls leave unused, and the polls what the urgent lane leaves', async () => {
+    // Prepare: 30 unknowns and 2 polls, then (another world) 2 unknowns and 30 polls; passes of 16.
+    const urgentHeavy = aWorld({ maxItems: 16, reconcileQueue: recordingQueue() });
+    for (let i = 0; i < 30; i++)
+      await plant(urgentHeavy.store, urgentHeavy.cipher, unknownRecord(keyOnShard(i % 4)));
+    for (let i = 0; i < 2; i++)
+      await plant(urgentHeavy.store, urgentHeavy.cipher, sentRecord(keyOnShard(4 + i)));
+    const pollHeavy = aWorld({ maxItems: 16, reconcileQueue: recordingQueue() });
+    for (let i = 0; i < 2; i++) await plant(pollHeavy.store, pollHeavy.cipher, unknownRecord(keyOnShard(i)));
+    for (let i = 0; i < 30; i++)
+      await plant(pollHeavy.store, pollHeavy.cipher, sentRecord(keyOnShard(4 + (i % 4))));
+    // Act
+    const a = await reconcileDue(urgentHeavy.deps);
+    const b = await reconcileDue(pollHeavy.deps);
+    // Assess: both passes are full.
+    expect(a.examined).toBe(16);
+    expect(a.shardEntries.slice(4).reduce((x, y) => x + y, 0)).toBe(2);
+    expect(b.examined).toBe(16);
+    expect(b.shardEntries.slice(0, 4).reduce((x, y) => x + y, 0)).toBe(2);
   });
 
   it('logs a key the reconcile queue refused and reads its shard again next pass', async () => {
