@@ -31,6 +31,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { realClock, type SimulatorClock } from '../clock.js';
 import { type AwsFaultPlan, AwsFaultSchedule, parseAwsFaultPlans } from './faults.js';
 
 /** Options of {@link startAwsSimulator}. */
@@ -56,6 +57,11 @@ export interface AwsSimulatorOptions {
   readonly random?: () => number;
   /** When given, a `SendTextMessage` naming another configuration set gets ResourceNotFoundException. */
   readonly configurationSets?: readonly string[];
+  /**
+   * Time of the status schedule, the event and retry timers, the log lag and every timestamp;
+   * default the real clock. Tests pass a manual one (test/support/manual-clock.ts).
+   */
+  readonly clock?: SimulatorClock;
 }
 
 /** A started simulator. */
@@ -212,6 +218,8 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   const delays = options.statusDelaysMs ?? DEFAULT_AWS_STATUS_DELAYS;
   const fingerprint = options.fingerprint ?? defaultFingerprinter();
   const random = options.random ?? Math.random;
+  const clock = options.clock ?? realClock;
+  const isoNow = () => new Date(clock.now()).toISOString();
   const log = (line: string) => options.log?.(`[aws-sim] ${line}`);
   const eventsTopicArn = `arn:aws:sns:${region}:${account}:reset-notifier-eum-events`;
   const successGroup = `sns/${region}/${account}/DirectPublishToPhoneNumber`;
@@ -242,20 +250,20 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     return null;
   };
   const faults = new AwsFaultSchedule(random);
-  const timers = new Set<NodeJS.Timeout>();
+  /** Cancels the pending event timers. */
+  const timers = new Set<() => void>();
   const held = new Set<ServerResponse>();
   const stopping = new AbortController();
 
   const later = (ms: number, run: () => void) => {
-    const timer = setTimeout(
+    const cancel = clock.setTimer(
       () => {
-        timers.delete(timer);
+        timers.delete(cancel);
         run();
       },
       Math.max(0, ms),
     );
-    timer.unref();
-    timers.add(timer);
+    timers.add(cancel);
   };
 
   const hold = (res: ServerResponse, what: string) => {
@@ -321,7 +329,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       MessageId: notificationId,
       TopicArn: eventsTopicArn,
       Message: JSON.stringify(event),
-      Timestamp: new Date().toISOString(),
+      Timestamp: isoNow(),
     };
     let status: number | null = null;
     try {
@@ -343,7 +351,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       status = null;
     }
     receipts.push({
-      posted_at: new Date().toISOString(),
+      posted_at: isoNow(),
       message_id: message.id,
       client_reference: message.clientReference,
       event_type: step.eventType,
@@ -369,7 +377,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       }
       const notificationId = randomUUID();
       const delay =
-        step.at - Date.now() + eventDelayMs + (fault?.mode === 'receipt_delay' ? fault.delayMs : 0);
+        step.at - clock.now() + eventDelayMs + (fault?.mode === 'receipt_delay' ? fault.delayMs : 0);
       later(delay, () => void postEvent(message, step, notificationId, false));
       // SNS is at-least-once: a redelivery keeps the notification's MessageId.
       if (fault?.mode === 'receipt_duplicate')
@@ -385,7 +393,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     ttlSeconds: number | null,
     notSent: boolean,
   ): AwsMessage => {
-    const acceptedAt = Date.now();
+    const acceptedAt = clock.now();
     const timeline = timelineFor(acceptedAt, ttlSeconds, notSent);
     const outcome = timeline[timeline.length - 1] as Step;
     const success = outcome.status === 'delivered';
@@ -447,7 +455,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     if (action !== 'Publish')
       return snsError(res, 400, 'InvalidAction', `action ${action ?? '-'} is not simulated`);
     const record: RequestRecord = {
-      received_at: new Date().toISOString(),
+      received_at: isoNow(),
       protocol: 'sns',
       client_reference: null,
       fault: null,
@@ -547,7 +555,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     const context = (input.Context ?? {}) as Record<string, unknown>;
     const reference = typeof context.client_reference === 'string' ? context.client_reference : null;
     const record: RequestRecord = {
-      received_at: new Date().toISOString(),
+      received_at: isoNow(),
       protocol: 'eum',
       client_reference: reference,
       fault: null,
@@ -652,7 +660,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       return jsonError(res, LOGS_NS, 400, 'InvalidParameterException', 'cannot parse', {}, type);
     }
     const group = input.logGroupName;
-    const now = Date.now();
+    const now = clock.now();
     const failures = messages.filter((m) => m.protocol === 'sns' && !isSuccess(m) && m.logVisibleAt <= now);
     if (group !== successGroup && !(group === failureGroup && failures.length > 0)) {
       // SNS creates the /Failure group with its first failure line; any other name does not exist.
@@ -757,7 +765,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
 
   const handleControl = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     const route = `${req.method ?? 'GET'} ${url.pathname}`;
-    const now = Date.now();
+    const now = clock.now();
     switch (route) {
       case 'GET /_sim/health':
         return sendJson(res, 200, { status: 'ok', messages: messages.length, held_requests: held.size });
@@ -827,7 +835,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
         requests.length = 0;
         receipts.length = 0;
         faults.clear();
-        for (const timer of timers) clearTimeout(timer);
+        for (const cancel of timers) cancel();
         timers.clear();
         log('reset');
         return sendJson(res, 200, { status: 'reset' });
@@ -882,7 +890,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     },
     stop() {
       stopped ??= new Promise<void>((resolve) => {
-        for (const timer of timers) clearTimeout(timer);
+        for (const cancel of timers) cancel();
         timers.clear();
         stopping.abort();
         server.close(() => resolve());

@@ -1,9 +1,12 @@
 /**
- * The simulator's time: an injected clock drives its timestamps, its status schedule and its
- * callback timers; without one it runs on the real clock, as `npm start` and the soaks use it.
+ * The simulators' time: an injected clock drives their timestamps, status schedules and callback
+ * (event) timers; without one they run on the real clock, as `npm start` and the soaks use them.
  */
+import { PinpointSMSVoiceV2Client, SendTextMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningAwsSimulator, startAwsSimulator } from '../../../local/simulator/aws/server.js';
 import { type RunningSimulator, startSimulator } from '../../../local/simulator/server.js';
+import { localClient, startReceiver } from '../../support/aws-wire.js';
 import { eventually } from '../../support/eventually.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { ACCOUNT_SID, AUTH_TOKEN, aPhoneNumber, aResetBody, basicAuth, FROM } from './support.js';
@@ -167,5 +170,64 @@ describe('simulator clock', () => {
     expect(createdAt).toBeGreaterThanOrEqual(Math.floor(before / 1_000) * 1_000);
     expect(createdAt).toBeLessThanOrEqual(Date.now());
     expect(callbacks).toHaveLength(2);
+  });
+});
+
+describe('AWS simulator clock', () => {
+  const EVENT_DELAY_MS = 100;
+  const RETRY_DELAY_MS = 20_000;
+  let sim: RunningAwsSimulator | undefined;
+  let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+
+  afterEach(async () => {
+    await sim?.stop();
+    await receiver?.stop();
+    sim = undefined;
+    receiver = undefined;
+  });
+
+  it('posts End User Messaging events, and the 20 s redelivery of a failed one, as the injected clock moves', async () => {
+    // Prepare: the receipts endpoint answers the first event 503
+    const clock = new ManualClock(Date.UTC(2026, 10, 29, 12, 0, 0));
+    receiver = await startReceiver({ failFirst: 1 });
+    sim = await startAwsSimulator({
+      clock,
+      statusDelaysMs: DELAYS,
+      eventDelayMs: EVENT_DELAY_MS,
+      eventRetryDelayMs: RETRY_DELAY_MS,
+      eventsUrl: receiver.url,
+    });
+    const client = new PinpointSMSVoiceV2Client(localClient(sim.url));
+    const eventTypes = (received: { body: string }[]) =>
+      received.map((r) => (JSON.parse(JSON.parse(r.body).Message) as { eventType: string }).eventType);
+
+    // Act
+    await client.send(
+      new SendTextMessageCommand({
+        DestinationPhoneNumber: aPhoneNumber(),
+        OriginationIdentity: 'pool-local',
+        ConfigurationSetName: 'reset-notifier',
+        MessageBody: aResetBody(),
+      }),
+    );
+    const pendingAfterSend = clock.pendingTimers();
+    clock.advance(EVENT_DELAY_MS);
+    const queued = eventTypes(await receiver.waitFor(1));
+    clock.advance(DELAYS.delivered);
+    const all = eventTypes(await receiver.waitFor(3));
+    await eventually(() => expect(clock.pendingTimers()).toBe(1)); // the redelivery, once the 503 is in
+    clock.advance(RETRY_DELAY_MS);
+    const redelivered = eventTypes(await receiver.waitFor(4));
+    client.destroy();
+
+    // Assess: one timer per event (queued, successful, delivered); the failed one posted again
+    expect(pendingAfterSend).toBe(3);
+    expect(queued).toEqual(['TEXT_QUEUED']);
+    expect(all).toEqual(['TEXT_QUEUED', 'TEXT_SUCCESSFUL', 'TEXT_DELIVERED']);
+    expect(redelivered.at(-1)).toBe('TEXT_QUEUED');
+    const ledger = (await (await fetch(`${sim.url}/_sim/messages`)).json()) as {
+      messages: { accepted_at: string; status: string }[];
+    };
+    expect(ledger.messages).toMatchObject([{ accepted_at: '2026-11-29T12:00:00.000Z', status: 'delivered' }]);
   });
 });
