@@ -1,5 +1,6 @@
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { SERVICE_NAME } from '../shared/handlers/service-metrics.js';
 import { Api } from './constructs/api.js';
 import { AwsSmsResources } from './constructs/aws-sms.js';
 import { acknowledge } from './constructs/nag.js';
@@ -14,8 +15,8 @@ import {
   snsDeliveryLogGroups,
 } from './settings.js';
 
-/** `POWERTOOLS_SERVICE_NAME` of every function. */
-export const SERVICE_NAME = 'reset-notifier';
+/** `POWERTOOLS_SERVICE_NAME` of every function (the `service` dimension of its metrics). */
+export { SERVICE_NAME };
 
 /**
  * reset-notifier as one construct: storage (table + keys), pipeline (forwarder, dispatch queue,
@@ -105,6 +106,8 @@ export function functionEnvironment(
   const seconds = (d: { toSeconds(): number }) => String(d.toSeconds());
   const env: Record<string, string> = {
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+    // Where Powertools `Metrics` publishes the service's EMF metrics (the alarms read them there).
+    POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
     TABLE_NAME: storage.table.tableName,
     PROVIDER: provider.kind,
     CIPHER: 'kms',

@@ -183,7 +183,6 @@ export class Api extends Construct {
       environment: {
         ...props.environment,
         PROVIDER_STATUS_CALLBACK_BASE: receiptsUrl,
-        POWERTOOLS_METRICS_NAMESPACE: settings.metricsNamespace,
       },
       logRetention: settings.logRetention,
       projectRoot: settings.code.projectRoot,

@@ -10,15 +10,14 @@ import {
   Metric,
   TextWidget,
   TreatMissingData,
-  Unit,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { FilterPattern, type IFilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { SERVICE_METRIC_DIMENSIONS, SERVICE_METRICS } from '../../shared/handlers/service-metrics.js';
 import type { ResolvedSettings } from '../settings.js';
 import type { Api } from './api.js';
 import type { Pipeline } from './pipeline.js';
@@ -31,32 +30,18 @@ export interface ObservabilityProps {
   readonly api: Api;
 }
 
+/** The service's EMF metric names, as the handlers' composition root publishes them. */
+export { SERVICE_METRICS };
+
 /**
- * Metrics derived from the functions' structured logs (Powertools Logger JSON: `message` plus the
- * fields logged with it). These lines are the contract with the handlers:
- * - sender: `message: "dispatch"` with `kind` (`sent`, ...) and `outcome` (the SendOutcome kind);
- *   `message: "dispatch failed"` when a record's dispatch threw;
- * - reconciler: `message: "reconciled"` with `oldestUnknownAgeMs`, `oldestDueLagMs` and `errors`;
- * - reconcile worker: `message: "reconcile batch"` with `errors`, `poisoned` and `parked`;
- * - api: `message: "admission refused"` with `code` and `reason` for every abuse-limit refusal.
+ * @deprecated The metrics are EMF now, not log-derived: use {@link SERVICE_METRICS} (same names).
  */
-export const LOG_METRICS = {
-  providerSends: 'ProviderSends',
-  providerUnknownOutcomes: 'ProviderUnknownOutcomes',
-  senderRecordFailures: 'SenderRecordFailures',
-  oldestDispatchUnknownAge: 'OldestDispatchUnknownAgeMs',
-  reconcileItemErrors: 'ReconcileItemErrors',
-  admissionRefusals: 'AdmissionRefusals',
-  oldestDueLag: 'OldestDueLagMs',
-  reconcileWorkerItemErrors: 'ReconcileWorkerItemErrors',
-  reconcilePoisoned: 'ReconcilePoisonItems',
-  reconcileParked: 'ReconcileParkedItems',
-} as const;
+export const LOG_METRICS = SERVICE_METRICS;
 
 const FIVE_MINUTES = Duration.minutes(5);
 
 /** Published by the receipts handler (one per callback whose signature did not verify). */
-export const RECEIPT_SIGNATURE_FAILURES = 'ReceiptSignatureFailures';
+export const RECEIPT_SIGNATURE_FAILURES = SERVICE_METRICS.receiptSignatureFailures;
 /** API p99 latency that pages (admission is one KMS call and one conditional write). */
 export const API_LATENCY_P99_ALARM = Duration.seconds(1);
 /** API 5xx responses per 5 minutes that page (503s under throttling are expected in small numbers). */
@@ -89,7 +74,6 @@ export class Observability extends Construct {
     const { settings, pipeline, api } = props;
     this.namespace = settings.metricsNamespace;
     this.alarmTopic = settings.alarmTopic ?? this.createAlarmTopic(settings.alarmEmail);
-    this.createLogMetrics(pipeline, api);
     const m = this.serviceMetrics(pipeline);
     this.alarms = {
       ...this.queueAlarms(settings, pipeline),
@@ -126,76 +110,24 @@ export class Observability extends Construct {
     return topic;
   }
 
-  /** One metric filter on a function's JSON log (see {@link LOG_METRICS}). */
-  private logMetric(
-    logGroup: ILogGroup,
-    metricName: string,
-    pattern: IFilterPattern,
-    metricValue: string,
-    unit: Unit,
-  ): void {
-    new MetricFilter(this, `${metricName}Filter`, {
-      logGroup,
-      metricNamespace: this.namespace,
-      metricName,
-      filterPattern: pattern,
-      metricValue,
-      unit,
-    });
-  }
-
-  private createLogMetrics(pipeline: Pipeline, api: Api): void {
-    const is = (field: string, value: string) => FilterPattern.stringValue(`$.${field}`, '=', value);
-    const sender = pipeline.sender.serviceLogGroup;
-    const reconciler = pipeline.reconciler.serviceLogGroup;
-    const sent = [is('message', 'dispatch'), is('kind', 'sent')];
-    this.logMetric(sender, LOG_METRICS.providerSends, FilterPattern.all(...sent), '1', Unit.COUNT);
-    this.logMetric(
-      sender,
-      LOG_METRICS.providerUnknownOutcomes,
-      FilterPattern.all(...sent, is('outcome', 'unknown')),
-      '1',
-      Unit.COUNT,
-    );
-    this.logMetric(
-      sender,
-      LOG_METRICS.senderRecordFailures,
-      FilterPattern.all(is('message', 'dispatch failed')),
-      '1',
-      Unit.COUNT,
-    );
-    const reconciled = FilterPattern.all(is('message', 'reconciled'));
-    this.logMetric(
-      reconciler,
-      LOG_METRICS.oldestDispatchUnknownAge,
-      reconciled,
-      '$.oldestUnknownAgeMs',
-      Unit.MILLISECONDS,
-    );
-    this.logMetric(reconciler, LOG_METRICS.reconcileItemErrors, reconciled, '$.errors', Unit.COUNT);
-    this.logMetric(
-      api.handler.serviceLogGroup,
-      LOG_METRICS.admissionRefusals,
-      FilterPattern.all(is('message', 'admission refused')),
-      '1',
-      Unit.COUNT,
-    );
-    const workerLogs = pipeline.reconcileWorker.serviceLogGroup;
-    const batch = FilterPattern.all(is('message', 'reconcile batch'));
-    this.logMetric(reconciler, LOG_METRICS.oldestDueLag, reconciled, '$.oldestDueLagMs', Unit.MILLISECONDS);
-    this.logMetric(workerLogs, LOG_METRICS.reconcileWorkerItemErrors, batch, '$.errors', Unit.COUNT);
-    this.logMetric(workerLogs, LOG_METRICS.reconcilePoisoned, batch, '$.poisoned', Unit.COUNT);
-    this.logMetric(workerLogs, LOG_METRICS.reconcileParked, batch, '$.parked', Unit.COUNT);
-  }
-
+  /**
+   * One of the service's metrics, as the functions publish it (EMF through Powertools `Metrics`,
+   * see {@link SERVICE_METRICS}): the stack's namespace and the `service` dimension.
+   */
   private serviceMetric(metricName: string, statistic: 'Sum' | 'Maximum'): Metric {
-    return new Metric({ namespace: this.namespace, metricName, statistic, period: FIVE_MINUTES });
+    return new Metric({
+      namespace: this.namespace,
+      metricName,
+      dimensionsMap: { ...SERVICE_METRIC_DIMENSIONS },
+      statistic,
+      period: FIVE_MINUTES,
+    });
   }
 
   /** The derived series the alarms and the dashboard share. */
   private serviceMetrics(pipeline: Pipeline) {
-    const sends = this.serviceMetric(LOG_METRICS.providerSends, 'Sum');
-    const unknowns = this.serviceMetric(LOG_METRICS.providerUnknownOutcomes, 'Sum');
+    const sends = this.serviceMetric(SERVICE_METRICS.providerSends, 'Sum');
+    const unknowns = this.serviceMetric(SERVICE_METRICS.providerUnknownOutcomes, 'Sum');
     const sumOf = (label: string, invocationErrors: IMetric, other: IMetric) =>
       new MathExpression({
         label,
@@ -213,11 +145,11 @@ export class Observability extends Construct {
         usingMetrics: { sends, unknowns },
         period: FIVE_MINUTES,
       }),
-      oldestUnknownAge: this.serviceMetric(LOG_METRICS.oldestDispatchUnknownAge, 'Maximum'),
+      oldestUnknownAge: this.serviceMetric(SERVICE_METRICS.oldestDispatchUnknownAge, 'Maximum'),
       senderFailures: sumOf(
         'Sender errors (invocations + records)',
         errorsOf(pipeline.sender),
-        this.serviceMetric(LOG_METRICS.senderRecordFailures, 'Sum'),
+        this.serviceMetric(SERVICE_METRICS.senderRecordFailures, 'Sum'),
       ),
       reconcilerFailures: new MathExpression({
         label: 'Reconciler failures (invocations + items, pass and workers)',
@@ -225,15 +157,15 @@ export class Observability extends Construct {
           'FILL(invocationErrors, 0) + FILL(itemErrors, 0) + FILL(workerInvocationErrors, 0) + FILL(workerItemErrors, 0)',
         usingMetrics: {
           invocationErrors: errorsOf(pipeline.reconciler),
-          itemErrors: this.serviceMetric(LOG_METRICS.reconcileItemErrors, 'Sum'),
+          itemErrors: this.serviceMetric(SERVICE_METRICS.reconcileItemErrors, 'Sum'),
           workerInvocationErrors: errorsOf(pipeline.reconcileWorker),
-          workerItemErrors: this.serviceMetric(LOG_METRICS.reconcileWorkerItemErrors, 'Sum'),
+          workerItemErrors: this.serviceMetric(SERVICE_METRICS.reconcileWorkerItemErrors, 'Sum'),
         },
         period: FIVE_MINUTES,
       }),
-      oldestDueLag: this.serviceMetric(LOG_METRICS.oldestDueLag, 'Maximum'),
-      parked: this.serviceMetric(LOG_METRICS.reconcileParked, 'Sum'),
-      poisoned: this.serviceMetric(LOG_METRICS.reconcilePoisoned, 'Sum'),
+      oldestDueLag: this.serviceMetric(SERVICE_METRICS.oldestDueLag, 'Maximum'),
+      parked: this.serviceMetric(SERVICE_METRICS.reconcileParked, 'Sum'),
+      poisoned: this.serviceMetric(SERVICE_METRICS.reconcilePoisoned, 'Sum'),
       iteratorAge: pipeline.forwarder.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
     };
   }
@@ -428,7 +360,7 @@ export class Observability extends Construct {
       receiptSignatureFailures: this.alarm(
         'ReceiptSignatureFailures',
         `more than ${RECEIPT_SIGNATURE_FAILURES_ALARM} delivery receipts in 5 minutes failed their signature check (wrong auth token or public URL, or forged callbacks)`,
-        this.serviceMetric(RECEIPT_SIGNATURE_FAILURES, 'Sum'),
+        this.serviceMetric(SERVICE_METRICS.receiptSignatureFailures, 'Sum'),
         RECEIPT_SIGNATURE_FAILURES_ALARM,
       ),
     };

@@ -12,17 +12,18 @@ import type { Fingerprinter } from '../domain/fingerprint.js';
 import type { SmsProvider } from '../domain/provider.js';
 import { createApiHandler, REFUSAL_LOG_MESSAGE } from '../handlers/api-handler.js';
 import { createForwarderHandler } from '../handlers/forwarder-handler.js';
-import { createTwilioReceiptsHandler, RECEIPT_SIGNATURE_FAILURES } from '../handlers/receipts-handler.js';
+import { createTwilioReceiptsHandler } from '../handlers/receipts-handler.js';
 import { createReconcileWorkerHandler } from '../handlers/reconcile-worker-handler.js';
 import { createReconcilerHandler } from '../handlers/reconciler-handler.js';
 import { createSenderHandler } from '../handlers/sender-handler.js';
+import { SERVICE_METRICS, SERVICE_NAME } from '../handlers/service-metrics.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { DispatchQueue } from '../ports/queue.js';
 import type { NotificationStore } from '../ports/store.js';
 import { createEumReceiptsHandler } from '../providers/eum/index.js';
-import type { StepHook } from '../usecases/dispatch-notification.js';
+import type { DispatchReport, StepHook } from '../usecases/dispatch-notification.js';
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
-import type { ItemErrorReport } from '../usecases/reconcile-due.js';
+import type { ItemErrorReport, ReconcileSummary } from '../usecases/reconcile-due.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
@@ -32,13 +33,30 @@ import { cipherFor, fingerprinterFor } from './secrets.js';
 import { storeFor } from './store.js';
 
 /** The service's name in every log line and metric. */
-export const SERVICE_NAME = 'reset-notifier';
+export { SERVICE_NAME };
 
 /**
- * What handlers are built from. A Lambda entry passes none of them: each is built from the settings
- * when a handler needs it, so a bundle carries only its own SDK clients. The local stack passes the
- * parts it shares between the handlers of one process (and wraps some for fault injection); the
- * handlers themselves, their log lines and their metrics are the same either way.
+ * Where handlers record their metrics: Powertools `Metrics` in Lambda (EMF on stdout, which
+ * CloudWatch turns into the metrics the alarms read), nothing elsewhere.
+ */
+export interface MetricsSink {
+  addMetric(name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void;
+  hasStoredMetrics(): boolean;
+  publishStoredMetrics(): void;
+}
+
+/** Outside Lambda (local stack, tests, CLI): no EMF lines to nowhere. */
+const NO_METRICS: MetricsSink = {
+  addMetric: () => undefined,
+  hasStoredMetrics: () => false,
+  publishStoredMetrics: () => undefined,
+};
+
+/**
+ * What handlers are built from. A Lambda entry passes the logger and the metrics; everything else
+ * is built from the settings when a handler needs it, so a bundle carries only its own SDK clients.
+ * The local stack passes the parts it shares between the handlers of one process (and wraps some for
+ * fault injection); the handlers themselves and their log lines are the same either way.
  */
 export interface HandlerParts {
   readonly clock?: Clock;
@@ -49,7 +67,9 @@ export interface HandlerParts {
   readonly fingerprinter?: Fingerprinter;
   /** The provider as configured; the reconciler's lookups are bounded on top of it here. */
   readonly provider?: SmsProvider;
-  /** Counts one rejected status callback; default: an EMF metric line (the alarm's source). */
+  /** Where the metrics of {@link SERVICE_METRICS} go, published once per invocation; default none. */
+  readonly metrics?: MetricsSink;
+  /** Counts one rejected status callback; default: the `ReceiptSignatureFailures` metric. */
   readonly countSignatureFailure?: () => void;
 }
 
@@ -67,6 +87,7 @@ function partsOf(config: ServiceConfig, parts: HandlerParts) {
   return {
     clock,
     logger,
+    metrics: parts.metrics ?? NO_METRICS,
     store: () => parts.store ?? storeFor(config),
     queue: () => parts.queue ?? queueFor(config),
     cipher: () => parts.cipher ?? cipherFor(config, clock),
@@ -80,7 +101,7 @@ export async function composeApi(config: ServiceConfig, parts: HandlerParts = {}
   const p = partsOf(config, parts);
   const { logger } = p;
   const provider = await p.provider();
-  return createApiHandler({
+  const handler = createApiHandler({
     store: p.store(),
     cipher: p.cipher(),
     fingerprinter: await p.fingerprinter(),
@@ -91,11 +112,15 @@ export async function composeApi(config: ServiceConfig, parts: HandlerParts = {}
     allowedDestinationPrefixes: config.allowedDestinationPrefixes,
     ...abuseLimitsOf(config),
     logError: (error) => logger.error('unhandled error', error as Error),
-    onRefusal: (refusal) => logger.info(REFUSAL_LOG_MESSAGE, { ...refusal }),
+    onRefusal: (refusal) => {
+      logger.info(REFUSAL_LOG_MESSAGE, { ...refusal });
+      p.metrics.addMetric(SERVICE_METRICS.admissionRefusals, MetricUnit.Count, 1);
+    },
     // Confirmations are forwarded to the provider's feedback API.
     feedback: provider,
     onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
   });
+  return publishingMetrics(p.metrics, handler);
 }
 
 /** The DynamoDB stream consumer: commands that need a dispatch go on the dispatch queue. */
@@ -117,15 +142,15 @@ export interface SenderOptions {
   readonly onStep?: StepHook;
 }
 
-/** The dispatch queue consumer: one dispatch per message. The log lines feed the alarms' metric filters. */
+/** The dispatch queue consumer: one dispatch per message; its metrics count sends, unknowns and failures. */
 export async function composeSender(
   config: ServiceConfig,
   parts: HandlerParts = {},
   options: SenderOptions = {},
 ) {
   const p = partsOf(config, parts);
-  const { logger } = p;
-  return createSenderHandler({
+  const { logger, metrics } = p;
+  const handler = createSenderHandler({
     // The id a provider returned is the only way to find the message again: its write is retried.
     store: keepProviderMessageIds(p.store(), {
       clock: p.clock,
@@ -139,9 +164,24 @@ export async function composeSender(
     owner: options.owner ?? `sender-${randomUUID()}`,
     receiptGraceMs: config.receiptGraceMs,
     ...(options.onStep ? { onStep: options.onStep } : {}),
-    onReport: (key, report) => logger.info('dispatch', { idempotency_key: key, ...report }),
-    onError: (key, error) => logger.error('dispatch failed', { idempotency_key: key, error: error as Error }),
+    onReport: (key, report) => {
+      logger.info('dispatch', { idempotency_key: key, ...report });
+      countSend(metrics, report);
+    },
+    onError: (key, error) => {
+      logger.error('dispatch failed', { idempotency_key: key, error: error as Error });
+      metrics.addMetric(SERVICE_METRICS.senderRecordFailures, MetricUnit.Count, 1);
+    },
   });
+  return publishingMetrics(metrics, handler);
+}
+
+/** A provider call (and whether its outcome is unknown): the unknown-rate alarm's two series. */
+function countSend(metrics: MetricsSink, report: DispatchReport): void {
+  if (report.kind !== 'sent') return;
+  metrics.addMetric(SERVICE_METRICS.providerSends, MetricUnit.Count, 1);
+  if (report.outcome === 'unknown')
+    metrics.addMetric(SERVICE_METRICS.providerUnknownOutcomes, MetricUnit.Count, 1);
 }
 
 /** What handling one due key needs, the same for the scheduled pass and the reconcile workers. */
@@ -176,30 +216,53 @@ export async function composeReconciler(
   const p = partsOf(config, parts);
   const reconcileQueue =
     options.reconcileQueue === null ? undefined : (options.reconcileQueue ?? reconcileQueueFor(config));
-  return createReconcilerHandler({
+  const handler = createReconcilerHandler({
     ...(await reconcileItemDeps(config, p)),
     ...(reconcileQueue ? { reconcileQueue } : {}),
     maxItems: config.reconcileMaxItemsPerPass,
     resweepMs: config.reconcileResweepMs,
-    onSummary: (summary) => p.logger.info('reconciled', { ...summary }),
+    onSummary: (summary) => {
+      p.logger.info('reconciled', { ...summary });
+      passMetrics(p.metrics, summary);
+    },
   });
+  return publishingMetrics(p.metrics, handler);
+}
+
+/** Per pass: the ages the unknown-age and lag alarms read, and the items it failed. */
+function passMetrics(metrics: MetricsSink, summary: ReconcileSummary): void {
+  metrics.addMetric(
+    SERVICE_METRICS.oldestDispatchUnknownAge,
+    MetricUnit.Milliseconds,
+    summary.oldestUnknownAgeMs,
+  );
+  metrics.addMetric(SERVICE_METRICS.oldestDueLag, MetricUnit.Milliseconds, summary.oldestDueLagMs);
+  metrics.addMetric(SERVICE_METRICS.reconcileItemErrors, MetricUnit.Count, summary.errors);
 }
 
 /** The reconcile queue consumer: one due key per message (lookups and expiry; never sends). */
 export async function composeReconcileWorker(config: ServiceConfig, parts: HandlerParts = {}) {
   const p = partsOf(config, parts);
-  return createReconcileWorkerHandler({
+  const handler = createReconcileWorkerHandler({
     ...(await reconcileItemDeps(config, p)),
-    onSummary: (summary) => p.logger.info('reconcile batch', { ...summary }),
+    onSummary: (summary) => {
+      p.logger.info('reconcile batch', { ...summary });
+      p.metrics.addMetric(SERVICE_METRICS.reconcileWorkerItemErrors, MetricUnit.Count, summary.errors);
+      p.metrics.addMetric(SERVICE_METRICS.reconcilePoisoned, MetricUnit.Count, summary.poisoned);
+      p.metrics.addMetric(SERVICE_METRICS.reconcileParked, MetricUnit.Count, summary.parked);
+    },
   });
+  return publishingMetrics(p.metrics, handler);
 }
 
 /** `POST /v1/receipts/twilio`: Twilio status callbacks, signature checked before anything is read. */
 export function composeReceipts(config: ServiceConfig, parts: HandlerParts = {}) {
   const p = partsOf(config, parts);
   const { logger } = p;
-  const countSignatureFailure = parts.countSignatureFailure ?? signatureFailureMetric();
-  return createTwilioReceiptsHandler({
+  const countSignatureFailure =
+    parts.countSignatureFailure ??
+    (() => p.metrics.addMetric(SERVICE_METRICS.receiptSignatureFailures, MetricUnit.Count, 1));
+  const handler = createTwilioReceiptsHandler({
     store: p.store(),
     clock: p.clock,
     policy: config.policy,
@@ -209,15 +272,23 @@ export function composeReceipts(config: ServiceConfig, parts: HandlerParts = {})
     log: (message, fields) => logger.info(message, { ...fields }),
     logError: (error) => logger.error('receipt failed', error as Error),
   });
+  return publishingMetrics(p.metrics, handler);
 }
 
-/** One EMF line per rejected callback: the alarm counts them; nothing else about the request is kept. */
-function signatureFailureMetric(): () => void {
-  // Namespace from POWERTOOLS_METRICS_NAMESPACE (the stack sets the service's namespace).
-  const metrics = new Metrics({ serviceName: SERVICE_NAME });
-  return () => {
-    metrics.addMetric(RECEIPT_SIGNATURE_FAILURES, MetricUnit.Count, 1);
-    metrics.publishStoredMetrics();
+/**
+ * `handler`, publishing what an invocation recorded once it ends (answered or thrown): one EMF line
+ * per invocation that recorded anything, none (and no Powertools warning) otherwise.
+ */
+function publishingMetrics<A extends unknown[], R>(
+  metrics: MetricsSink,
+  handler: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  return async (...args) => {
+    try {
+      return await handler(...args);
+    } finally {
+      if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    }
   };
 }
 
@@ -242,13 +313,17 @@ type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
 /**
  * A Lambda entry point from one of the `compose*` builders: the settings from the environment, one
  * logger that every log line of the invocation goes through, with the Lambda context (request id,
- * function name, cold start) added to each line by Powertools' middleware.
+ * function name, cold start) added to each line by Powertools' middleware, and Powertools `Metrics`
+ * for the service's metrics (namespace from `POWERTOOLS_METRICS_NAMESPACE`, which the stack sets;
+ * `POWERTOOLS_METRICS_DISABLED=true` turns the EMF lines off).
  */
 export async function lambdaEntry<E, R>(
   build: (config: ServiceConfig, parts: HandlerParts) => LambdaHandler<E, R> | Promise<LambdaHandler<E, R>>,
 ): Promise<LambdaHandler<E, R>> {
   const logger = new Logger({ serviceName: SERVICE_NAME });
-  const handler = await build(loadConfig(), { logger });
+  // Powertools' own warnings (an unset namespace) go through the logger, as JSON lines.
+  const metrics = new Metrics({ serviceName: SERVICE_NAME, logger });
+  const handler = await build(loadConfig(), { logger, metrics });
   return middy<E, R>((event: E, context: Context) => handler(event, context)).use(
     injectLambdaContext(logger, { resetKeys: true }),
   );

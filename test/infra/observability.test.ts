@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LOG_METRICS, RECEIPT_SIGNATURE_FAILURES } from '../../infra/constructs/observability.js';
+import { RECEIPT_SIGNATURE_FAILURES, SERVICE_METRICS } from '../../infra/constructs/observability.js';
 import {
   functionByDescription,
   onlyResource,
@@ -20,7 +20,13 @@ interface MetricStat {
   };
 }
 
-describe('observability: alarms, log-derived metrics and the dashboard', () => {
+/** Where the functions publish their EMF metrics (Powertools `Metrics`): the namespace and `service` dimension. */
+const EMF = {
+  Namespace: 'ResetNotifier/TestStack',
+  Dimensions: [{ Name: 'service', Value: 'reset-notifier' }],
+};
+
+describe('observability: alarms, EMF metrics and the dashboard', () => {
   let template: Template;
   let alarms: Props[];
   const ids = { forwarder: '', sender: '', reconciler: '' };
@@ -72,12 +78,56 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     expect(queueOf(reconcile)).not.toBe(queueOf(alarm));
   });
 
-  it('alarms when a poison item is parked, from the reconcile worker log', () => {
+  it("alarms when a poison item is parked, on the reconcile worker's EMF metric", () => {
     const alarm = alarmAbout('was parked after its retries');
-    expect(alarm).toMatchObject({ MetricName: 'ReconcileParkedItems', Threshold: 0 });
-    const filters = template.findResources('AWS::Logs::MetricFilter');
-    const parked = Object.values(filters).map((f) => (f as { Properties: Props }).Properties);
-    expect(parked.some((f) => JSON.stringify(f.MetricTransformations).includes('$.parked'))).toBe(true);
+    expect(alarm).toMatchObject({ MetricName: 'ReconcileParkedItems', Threshold: 0, ...EMF });
+  });
+
+  it('counts nothing from log lines: every function publishes EMF into the namespace the alarms read', () => {
+    // Prepare
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (f) => (f as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }).Properties,
+    );
+    const serviceFunctions = functions.filter((f) => f.Environment?.Variables?.POWERTOOLS_SERVICE_NAME);
+
+    // Act
+    const namespaces = new Set(
+      serviceFunctions.map((f) => f.Environment?.Variables?.POWERTOOLS_METRICS_NAMESPACE),
+    );
+
+    // Assess
+    template.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    expect(serviceFunctions.length).toBeGreaterThanOrEqual(5);
+    expect([...namespaces]).toEqual([EMF.Namespace]);
+  });
+
+  it('reads every service metric with the service dimension only (what Powertools publishes)', () => {
+    // Prepare
+    const direct = alarms.filter((a) => a.Namespace === EMF.Namespace);
+    const inMath = alarms.flatMap((a) =>
+      ((a.Metrics as MetricStat[] | undefined) ?? []).flatMap((m) =>
+        m.MetricStat?.Metric.Namespace === EMF.Namespace ? [m.MetricStat.Metric] : [],
+      ),
+    );
+
+    // Act
+    const names = [...direct.map((a) => a.MetricName), ...inMath.map((m) => m.MetricName)];
+
+    // Assess
+    expect(new Set(names)).toEqual(
+      new Set([
+        SERVICE_METRICS.reconcileParked,
+        SERVICE_METRICS.oldestDueLag,
+        SERVICE_METRICS.oldestDispatchUnknownAge,
+        SERVICE_METRICS.senderRecordFailures,
+        SERVICE_METRICS.reconcileItemErrors,
+        SERVICE_METRICS.reconcileWorkerItemErrors,
+        SERVICE_METRICS.providerSends,
+        SERVICE_METRICS.providerUnknownOutcomes,
+        SERVICE_METRICS.receiptSignatureFailures,
+      ]),
+    );
+    for (const metric of [...direct, ...inMath]) expect(metric.Dimensions).toEqual(EMF.Dimensions);
   });
 
   it('alarms when due items wait longer than the unknown-age alarm (a backlog the workers do not drain)', () => {
@@ -85,13 +135,12 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     const alarm = alarmAbout('due items wait longer');
 
     // Assess
-    expect(alarm).toMatchObject({ MetricName: 'OldestDueLagMs', Statistic: 'Maximum', EvaluationPeriods: 2 });
-    const filters = Object.values(template.findResources('AWS::Logs::MetricFilter')).map(
-      (f) => (f as { Properties: Props }).Properties,
-    );
-    expect(filters.some((f) => JSON.stringify(f.MetricTransformations).includes('$.oldestDueLagMs'))).toBe(
-      true,
-    );
+    expect(alarm).toMatchObject({
+      MetricName: 'OldestDueLagMs',
+      Statistic: 'Maximum',
+      EvaluationPeriods: 2,
+      ...EMF,
+    });
   });
 
   it('alarms when stream records reach the forwarder failure queue', () => {
@@ -105,31 +154,17 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     expect(queueOf(alarm)).toBe(referencedId(destination.Destination));
   });
 
-  it('alarms on the age of the oldest dispatch_unknown, from the reconciler log', () => {
+  it("alarms on the age of the oldest dispatch_unknown, on the reconciler's EMF metric", () => {
     // Act
     const alarm = alarmAbout('dispatch_unknown');
-    const filter = onlyResource(template, 'AWS::Logs::MetricFilter', {
-      MetricTransformations: [Match.objectLike({ MetricName: LOG_METRICS.oldestDispatchUnknownAge })],
-    }).properties;
 
     // Assess
     expect(alarm).toMatchObject({
-      MetricName: LOG_METRICS.oldestDispatchUnknownAge,
+      MetricName: SERVICE_METRICS.oldestDispatchUnknownAge,
       Statistic: 'Maximum',
       Threshold: Duration.minutes(20).toMilliseconds(),
+      ...EMF,
     });
-    expect(filter.FilterPattern).toBe('{ $.message = "reconciled" }');
-    expect(filter.MetricTransformations).toEqual([
-      expect.objectContaining({ MetricValue: '$.oldestUnknownAgeMs', Unit: 'Milliseconds' }),
-    ]);
-    const reconcilerLogGroup = referencedId(
-      (
-        functionByDescription(template, 'reconciles unknown outcomes').properties.LoggingConfig as {
-          LogGroup: unknown;
-        }
-      ).LogGroup,
-    );
-    expect(referencedId(filter.LogGroupName)).toBe(reconcilerLogGroup);
   });
 
   it('alarms on the forwarder iterator age', () => {
@@ -141,7 +176,7 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
   it('alarms on sender errors: failed invocations plus failed records', () => {
     const metrics = alarmAbout('sender failed').Metrics as MetricStat[];
     const names = metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : [])).sort();
-    expect(names).toEqual(['Errors', LOG_METRICS.senderRecordFailures].sort());
+    expect(names).toEqual(['Errors', SERVICE_METRICS.senderRecordFailures].sort());
     const errors = metrics.find((m) => m.MetricStat?.Metric.MetricName === 'Errors');
     expect(errors?.MetricStat?.Metric.Dimensions?.[0]?.Value).toEqual({ Ref: ids.sender });
   });
@@ -150,9 +185,9 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     const failures = alarmAbout('reconciler failed').Metrics as MetricStat[];
     const errors = failures.find((m) => m.MetricStat?.Metric.MetricName === 'Errors');
     expect(errors?.MetricStat?.Metric.Dimensions?.[0]?.Value).toEqual({ Ref: ids.reconciler });
-    expect(failures.some((m) => m.MetricStat?.Metric.MetricName === LOG_METRICS.reconcileItemErrors)).toBe(
-      true,
-    );
+    expect(
+      failures.some((m) => m.MetricStat?.Metric.MetricName === SERVICE_METRICS.reconcileItemErrors),
+    ).toBe(true);
     expect(alarmAbout('has not run')).toMatchObject({
       MetricName: 'Invocations',
       ComparisonOperator: 'LessThanThreshold',
@@ -174,13 +209,8 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
         .map((m) => m.MetricStat?.Metric.MetricName)
         .filter(Boolean)
         .sort(),
-    ).toEqual([LOG_METRICS.providerSends, LOG_METRICS.providerUnknownOutcomes].sort());
-    template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: '{ ($.message = "dispatch") && ($.kind = "sent") && ($.outcome = "unknown") }',
-      MetricTransformations: [
-        Match.objectLike({ MetricName: LOG_METRICS.providerUnknownOutcomes, MetricValue: '1' }),
-      ],
-    });
+    ).toEqual([SERVICE_METRICS.providerSends, SERVICE_METRICS.providerUnknownOutcomes].sort());
+    for (const m of metrics.filter((x) => x.MetricStat)) expect(m.MetricStat?.Metric).toMatchObject(EMF);
   });
 
   it('creates an encrypted alarm topic CloudWatch can publish to, and every alarm notifies it', () => {
@@ -326,9 +356,9 @@ describe('observability: alarms, log-derived metrics and the dashboard', () => {
     // Assess
     expect(alarm).toMatchObject({
       MetricName: RECEIPT_SIGNATURE_FAILURES,
-      Namespace: 'ResetNotifier/TestStack',
       Statistic: 'Sum',
       TreatMissingData: 'notBreaching',
+      ...EMF,
     });
   });
 

@@ -1,0 +1,37 @@
+/**
+ * The service's CloudWatch metrics: the contract between the composition root, which records them
+ * with Powertools `Metrics` and publishes them as EMF once per invocation, and the stack's alarms.
+ * Pure: names only, no SDK. Every metric carries one dimension, Powertools' `service`; values are
+ * counts and ages, never a number, key, code, URL or secret.
+ */
+import { RECEIPT_SIGNATURE_FAILURES } from './receipts-handler.js';
+
+/** The service's name: Powertools' `service` (log field and the metrics' one dimension). */
+export const SERVICE_NAME = 'reset-notifier';
+
+/** The dimensions every service metric is published with (what an alarm's metric must name). */
+export const SERVICE_METRIC_DIMENSIONS: Readonly<Record<string, string>> = { service: SERVICE_NAME };
+
+/**
+ * Metric names, and what records them:
+ * - sender, per message: `ProviderSends` (a provider call was made), `ProviderUnknownOutcomes` (its
+ *   outcome is unknown), `SenderRecordFailures` (the dispatch threw);
+ * - reconciler, per pass: `OldestDispatchUnknownAgeMs`, `OldestDueLagMs` (milliseconds) and
+ *   `ReconcileItemErrors`;
+ * - reconcile worker, per batch: `ReconcileWorkerItemErrors`, `ReconcilePoisonItems`, `ReconcileParkedItems`;
+ * - api, per abuse-limit refusal: `AdmissionRefusals`;
+ * - receipts, per callback whose signature did not verify: `ReceiptSignatureFailures`.
+ */
+export const SERVICE_METRICS = {
+  providerSends: 'ProviderSends',
+  providerUnknownOutcomes: 'ProviderUnknownOutcomes',
+  senderRecordFailures: 'SenderRecordFailures',
+  oldestDispatchUnknownAge: 'OldestDispatchUnknownAgeMs',
+  reconcileItemErrors: 'ReconcileItemErrors',
+  admissionRefusals: 'AdmissionRefusals',
+  oldestDueLag: 'OldestDueLagMs',
+  reconcileWorkerItemErrors: 'ReconcileWorkerItemErrors',
+  reconcilePoisoned: 'ReconcilePoisonItems',
+  reconcileParked: 'ReconcileParkedItems',
+  receiptSignatureFailures: RECEIPT_SIGNATURE_FAILURES,
+} as const;
