@@ -140,8 +140,8 @@ export const SETTINGS = {
     env: 'RECONCILE_RESWEEP_SECONDS',
     ...sec(
       'a shard of the due index is read on from where the last pass stopped for this long, then again from its oldest entry ([reconciler.md](reconciler.md))',
-      30,
-      30,
+      10,
+      10,
     ),
   },
   providerLookupRate: {

@@ -602,7 +602,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     while (tracker.pending() > 0 && Date.now() - settleStart < settleTimeout) {
       if (Date.now() - lastSay >= 5_000) {
         lastSay = Date.now();
-        say(`chaos: settling, ${tracker.pending()} keys not final yet`);
+        say(`chaos: settling, ${tracker.pending()} keys not final yet (${tracker.pendingStates()})`);
       }
       await sleep(250);
     }
@@ -867,12 +867,18 @@ async function simList<T>(simUrl: string, what: 'messages' | 'requests'): Promis
  */
 function trackFinality(client: DynamoDBClient, tableName: string) {
   const pending = new Map<string, number>();
+  // The last state read of each pending key: the settle line says what the stragglers wait in.
+  const lastState = new Map<string, string>();
   let running = true;
   const loop = (async () => {
     while (running) {
       const ready = [...pending].filter(([, at]) => Date.now() - at >= 1_000).map(([key]) => key);
       try {
-        for (const key of await finalKeys(client, tableName, ready.slice(0, 2_000))) pending.delete(key);
+        const read = await finalKeys(client, tableName, ready.slice(0, 2_000), lastState);
+        for (const key of read) {
+          pending.delete(key);
+          lastState.delete(key);
+        }
       } catch {
         // An emulator hiccup: the next round reads again.
       }
@@ -884,6 +890,18 @@ function trackFinality(client: DynamoDBClient, tableName: string) {
       pending.set(key, Date.now());
     },
     pending: () => pending.size,
+    /** Pending keys by their last state read, e.g. `sent 12, dispatch_unknown 3`. */
+    pendingStates(): string {
+      const counts = new Map<string, number>();
+      for (const key of pending.keys()) {
+        const state = lastState.get(key) ?? 'unread';
+        counts.set(state, (counts.get(state) ?? 0) + 1);
+      }
+      return [...counts]
+        .sort((a, b) => b[1] - a[1])
+        .map(([state, n]) => `${state} ${n}`)
+        .join(', ');
+    },
     async stop() {
       running = false;
       await loop;
@@ -891,11 +909,15 @@ function trackFinality(client: DynamoDBClient, tableName: string) {
   };
 }
 
-/** The keys among `keys` whose command is final (strongly consistent reads, 100 at a time). */
+/**
+ * The keys among `keys` whose command is final (strongly consistent reads, 100 at a time); the
+ * state of every other key read goes into `states`.
+ */
 async function finalKeys(
   client: DynamoDBClient,
   tableName: string,
   keys: readonly string[],
+  states: Map<string, string>,
 ): Promise<string[]> {
   const done: string[] = [];
   const chunks: string[][] = [];
@@ -928,6 +950,7 @@ async function finalKeys(
         const item = unmarshall(raw);
         if (isFinal({ state: item.state, closed: item.closed === true }))
           done.push(String(item.idempotency_key));
+        else states.set(String(item.idempotency_key), String(item.state));
       }
       request = out.UnprocessedKeys as typeof request;
     }

@@ -147,10 +147,14 @@ export function recordSendOutcome(
         reason: R.providerRejectedRetryable,
         actor: Actor.sender,
         at: now,
-        // Never due after the dispatch deadline: the reconciler must expire it on time if no retry can start.
+        // Never due after the dispatch deadline: the reconciler must expire it on time if no retry can
+        // start. Never due before now either: a pass reads on after its cursor, not behind it.
         set: {
           nextAttemptAt: now + wait,
-          dueAt: Math.min(now + wait + policy.queueSafetyNetMs, dispatchDeadline(claimed, policy)),
+          dueAt: Math.max(
+            now,
+            Math.min(now + wait + policy.queueSafetyNetMs, dispatchDeadline(claimed, policy)),
+          ),
         },
         remove: ['leaseUntil', 'leaseOwner'],
       };

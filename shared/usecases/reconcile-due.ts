@@ -143,7 +143,7 @@ function emptySummary(shards: number): ReconcileSummary {
 }
 
 /** How long a sweep of a shard resumes after what it read, before it starts again at the oldest. */
-export const DEFAULT_RESWEEP_MS = 30_000;
+export const DEFAULT_RESWEEP_MS = 10_000;
 
 /**
  * One scheduled pass over the sparse due index. The urgent lane (what an expiry waits on) is read

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideDispatch, recordSendOutcome } from '../../../shared/domain/dispatch.js';
 import { applyTransition, isFinal, type NotificationRecord } from '../../../shared/domain/notification.js';
-import { backoffMs } from '../../../shared/domain/policy.js';
+import { backoffMs, dispatchDeadline } from '../../../shared/domain/policy.js';
 import type { SendOutcome } from '../../../shared/domain/provider.js';
 import { ReasonCode as R, NotificationState as S } from '../../../shared/domain/states.js';
 import {
@@ -365,6 +365,21 @@ describe('recordSendOutcome', () => {
     expect((third.nextAttemptAt ?? 0) - outcomeAt).toBeGreaterThan((first.nextAttemptAt ?? 0) - outcomeAt);
   });
 
+  it('not_sent_retryable past the dispatch deadline is due now, never in the past', () => {
+    // Prepare: the answer comes a minute after the dispatch deadline (a slow provider, a stalled sender).
+    const inFlight = claimed(aRecord(), claimAt);
+    const answerAt = dispatchDeadline(inFlight, policy) + MINUTE;
+
+    // Act
+    const { next } = applyTransition(
+      inFlight,
+      recordSendOutcome(inFlight, { kind: 'not_sent_retryable', detail: '503' }, answerAt, policy),
+    );
+
+    // Assess: a due time behind the present could sit behind a reconciler pass's cursor.
+    expect(next.dueAt).toBe(answerAt);
+  });
+
   it('not_sent_retryable honours a longer Retry-After', () => {
     // Act
     const next = record({ kind: 'not_sent_retryable', detail: '429', retryAfterMs: 30 * SECOND });
@@ -410,7 +425,8 @@ describe('recordSendOutcome', () => {
 
     // Act / Assess
     fc.assert(
-      fc.property(outcome, fc.nat(10 * SECOND), (sendOutcome, delay) => {
+      // Answers up to 15 minutes late: well past the 10-minute token's dispatch deadline.
+      fc.property(outcome, fc.nat(15 * MINUTE), (sendOutcome, delay) => {
         const inFlight = claimed(aRecord(), T0);
         const { next, evidence } = applyTransition(
           inFlight,
@@ -420,6 +436,8 @@ describe('recordSendOutcome', () => {
         expect(next.version).toBe(inFlight.version + 1);
         expect(next.leaseUntil).toBeUndefined();
         expect(isFinal(next) || next.dueAt !== undefined).toBe(true);
+        // Never due in the past: the reconciler reads on after its cursor.
+        if (next.dueAt !== undefined) expect(next.dueAt).toBeGreaterThanOrEqual(T0 + delay);
       }),
       { numRuns: 1000 },
     );
