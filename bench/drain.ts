@@ -20,6 +20,7 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { startDynamoDbLocal } from '../local/dynamodb-local.js';
 import { commandItem, dueShardOf } from '../shared/adapters/dynamodb/item-mapping.js';
+import { TableSchema } from '../shared/adapters/dynamodb/schema.js';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
 import { systemClock } from '../shared/domain/clock.js';
@@ -55,7 +56,8 @@ const LOOKUP_LATENCY_MS = 25;
 const PASS_ITEMS = 1_000;
 const FAIRNESS_TARGET = 1.5;
 const policy = DEFAULT_POLICY;
-const SHARDS = 4;
+/** The drained items are unknowns: they live in the urgent lane's shards. */
+const SHARDS = TableSchema.dueShardsPerLane;
 
 function unknownRecord(now: number): NotificationRecord {
   const eventId = `evt-${randomUUID()}`;

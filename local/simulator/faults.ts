@@ -2,7 +2,7 @@
  * Fault plans of the provider simulator (DESIGN.md section 8). Plans run in lanes: the send
  * faults (what happens to one send request, `hang` included) share one lane, and each message
  * fault (`redaction`, `list_lag`, `receipt_delay`, `receipt_loss`, `receipt_duplicate`,
- * `fail_not_sent`: what happens to an accepted message afterwards) has a lane of its own, so a
+ * `fail_not_sent`, `queue_delay`: what happens to an accepted message afterwards) has a lane of its own, so a
  * send fault and message faults can apply to the same send. Within a lane, plans are consumed in
  * order: the first plan that still has budget is the active one; an exhausted plan is dropped.
  * `count` counts affected sends (for `hang`, held requests).
@@ -33,6 +33,12 @@ export const MESSAGE_FAULT_MODES = [
   'receipt_duplicate',
   /** The message becomes `failed` with a never-handed-to-a-carrier code (`error_code`, 30001 or 30036). */
   'fail_not_sent',
+  /**
+   * `ms`: the message waits that much longer in Twilio's queue before it is sent (a sender over its
+   * throughput is queued): it stays `queued`, with no `date_sent`, and is sent after messages
+   * created later. Its validity period still counts from acceptance.
+   */
+  'queue_delay',
 ] as const;
 
 /** Every fault the simulator can inject. */
@@ -55,7 +61,7 @@ export interface FaultPlan {
   readonly probability: number;
   /** Only for `rate_limited`: the Retry-After header value, in seconds. */
   readonly retryAfterSeconds: number;
-  /** Only for `list_lag` and `receipt_delay`: the duration, in ms. */
+  /** Only for `list_lag`, `receipt_delay` and `queue_delay`: the duration, in ms. */
   readonly ms: number;
   /** Only for `fail_not_sent`: the Twilio error code the message fails with. */
   readonly errorCode: number;
@@ -78,7 +84,7 @@ export type ParsedPlans =
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 /** Twilio's documented "failed in our queue, never sent" codes (30001 queue overflow, 30036 validity expired). */
 export const NOT_SENT_CODES = [30001, 30036] as const;
-const MODES_WITH_MS: readonly FaultMode[] = ['list_lag', 'receipt_delay'];
+const MODES_WITH_MS: readonly FaultMode[] = ['list_lag', 'receipt_delay', 'queue_delay'];
 
 function isFaultMode(value: unknown): value is FaultMode {
   return typeof value === 'string' && (ALL_FAULT_MODES as readonly string[]).includes(value);

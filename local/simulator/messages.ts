@@ -70,16 +70,18 @@ export interface StatusDelays {
 /**
  * The fixed status timeline of a message accepted at `acceptedAt`: sent, then delivered; or, when
  * the ValidityPeriod elapses before the send time, `failed` with error 30036 at the validity end
- * (Twilio does not send a message that outlived its ValidityPeriod in the queue).
+ * (Twilio does not send a message that outlived its ValidityPeriod in the queue). `queueDelayMs`
+ * (the `queue_delay` fault) keeps it queued that much longer.
  */
 export function timelineFor(
   acceptedAt: number,
   validityPeriodSeconds: number,
   delays: StatusDelays,
   notSentCode?: number,
+  queueDelayMs = 0,
 ): StatusEvent[] {
-  const sentAt = acceptedAt + delays.sent;
-  const deliveredAt = acceptedAt + Math.max(delays.delivered, delays.sent);
+  const sentAt = acceptedAt + delays.sent + queueDelayMs;
+  const deliveredAt = acceptedAt + Math.max(delays.delivered, delays.sent) + queueDelayMs;
   const validUntil = acceptedAt + validityPeriodSeconds * 1000;
   if (notSentCode !== undefined) {
     // The `fail_not_sent` fault: failed in Twilio's queue, at the time it would have been sent.

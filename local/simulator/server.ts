@@ -11,7 +11,8 @@
  * - `POST .../Messages/{Sid}.json` with `Body=""` -> 200 Message with the body redacted (Twilio's
  *   only body update); `DELETE .../Messages/{Sid}.json` -> 204 (gone from reads; the ledger keeps it).
  * - `GET  .../Messages.json?To=&From=&DateSent=&DateSent<=&DateSent>=&PageSize=&Page=&PageToken=`
- *   -> Twilio's list page, newest first, keyset pagination through `next_page_uri`. `DateSent`
+ *   -> Twilio's list page, newest `date_sent` first (unsent messages first; `listOrder`), keyset
+ *   pagination through `next_page_uri`. `DateSent`
  *   filters are whole GMT days (`YYYY-MM-DD`; a date-time counts as its day), inclusive, on
  *   `date_sent`, which is null until the message is sent, so queued messages never match them.
  *
@@ -100,6 +101,13 @@ export interface SimulatorOptions {
    * timestamp; default the real clock. Tests pass a manual one (test/support/manual-clock.ts).
    */
   readonly clock?: SimulatorClock;
+  /**
+   * How list reads are ordered, newest first. `date_sent` (the default): by `date_sent`, messages
+   * not sent yet (no `date_sent`) first; this is how Twilio documents its Message list (sorted by
+   * DateSent, most recent first), and it is the harder order for a reader, since a message created
+   * long ago but queued until now lists before newer ones. `date_created`: by creation.
+   */
+  readonly listOrder?: 'date_sent' | 'date_created';
 }
 
 /** What a mounted protocol handler may use: the shared fault plans, the log and the ledger. */
@@ -329,6 +337,27 @@ function loadLedger(file: string): StoredMessage[] {
   return [...bySid.values()].sort((a, b) => a.seq - b.seq);
 }
 
+/** Newest created first. */
+const byCreation = (a: StoredMessage, b: StoredMessage) => b.seq - a.seq;
+
+/** Newest `date_sent` first, messages not sent yet before all others; ties newest created first. */
+const bySendTime = (now: number) => {
+  const memo = new Map<StoredMessage, number>();
+  const sentAt = (m: StoredMessage) => {
+    let at = memo.get(m);
+    if (at === undefined) {
+      at = stateAt(m, now).sentAt ?? Number.POSITIVE_INFINITY;
+      memo.set(m, at);
+    }
+    return at;
+  };
+  return (a: StoredMessage, b: StoredMessage) => {
+    const x = sentAt(a);
+    const y = sentAt(b);
+    return x === y ? b.seq - a.seq : y > x ? 1 : -1;
+  };
+};
+
 /** Twilio's 401: missing or wrong credentials. */
 const AUTHENTICATE: TwilioErrorSpec = [20003, 'Authenticate'];
 
@@ -346,6 +375,7 @@ const AUTHENTICATE: TwilioErrorSpec = [20003, 'Authenticate'];
  *   requests stay held).
  */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const listOrder = options.listOrder ?? 'date_sent';
   const host = loopbackOnly(options.host);
   const delays = options.statusDelaysMs ?? DEFAULT_STATUS_DELAYS;
   const fingerprint = options.fingerprint ?? defaultFingerprinter();
@@ -484,7 +514,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       destinationFingerprint: fingerprint(to),
       acceptedAt,
       numSegments: segmentCount(body),
-      timeline: timelineFor(acceptedAt, validity, delays, fired.fail_not_sent?.errorCode),
+      timeline: timelineFor(
+        acceptedAt,
+        validity,
+        delays,
+        fired.fail_not_sent?.errorCode,
+        fired.queue_delay?.ms ?? 0,
+      ),
       redacted: fired.redaction !== undefined,
       listVisibleAt: acceptedAt + (fired.list_lag?.ms ?? 0),
       receiptDelayMs: fired.receipt_delay?.ms ?? 0,
@@ -607,13 +643,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         }
         return true;
       })
-      .sort((a, b) => b.seq - a.seq);
+      .sort(listOrder === 'date_created' ? byCreation : bySendTime(now));
 
     const startIndex =
       tokenMatch?.[1] === undefined
         ? page * pageSize
         : (() => {
             const after = Number(tokenMatch[1]);
+            if (listOrder === 'date_sent') {
+              // The token names the last message of the previous page: the next page starts after it.
+              const at = matching.findIndex((m) => m.seq === after);
+              return at === -1 ? page * pageSize : at + 1;
+            }
             const index = matching.findIndex((m) => m.seq < after);
             return index === -1 ? matching.length : index;
           })();

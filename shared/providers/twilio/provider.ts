@@ -447,10 +447,18 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
   /**
    * Whether any message of the account created in the attempt's window is redacted. A message
    * stored under Message Redaction has a masked `to`, so no listing by `To` can return it: only
-   * the account's whole listing (newest first, down to the window's start) shows that the window
-   * holds no message the `To` listing could have missed. Redaction switched on for a moment and off
-   * again (the canary reads only the present) is caught here. Null = none; a listing that cannot be
-   * read to the window's start blocks the proof.
+   * the account's whole listing, read down past the window's start, shows that the window holds no
+   * message the `To` listing could have missed. Redaction switched on for a moment and off again
+   * (the canary reads only the present) is caught here. Null = none; a listing that cannot be read
+   * that far blocks the proof.
+   *
+   * Where the scan may stop: Twilio documents its list as sorted by `date_sent`, most recent first,
+   * and says nothing of where messages not sent yet (no `date_sent`) go. The scan stops at the first
+   * message both created and sent before the window. In a `date_sent` order everything after it
+   * was sent earlier still, so created earlier (a message is sent after it is created); in a
+   * creation order everything after it was created earlier. A message created long ago but sent
+   * only now (Twilio's queue) does not stop the scan in either order. What remains assumed: that
+   * Twilio does not list its queued messages after older sent ones ([providers/twilio.md]).
    */
   const redactionInWindow = async (
     ref: Pick<LookupRef, 'attemptStartedAt'>,
@@ -469,8 +477,12 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
           unreadable = true;
           return true;
         }
-        // Newest first: the first message older than the window ends the scan.
-        if (created < windowStart) return true;
+        if (created < windowStart) {
+          // Older than the window: not judged. Sent before it too: every message listed after it
+          // is older still, in either order (see above), and the scan ends.
+          const sent = typeof message.date_sent === 'string' ? Date.parse(message.date_sent) : Number.NaN;
+          return !Number.isNaN(sent) && sent < windowStart;
+        }
         const masked = typeof message.to !== 'string' || /X/i.test(message.to);
         const blank = typeof message.body !== 'string' || message.body === '';
         if (masked || blank) {

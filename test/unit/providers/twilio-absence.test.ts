@@ -448,6 +448,80 @@ describe('Twilio adapter: the absence proof', () => {
   });
 });
 
+describe('Twilio adapter: the window scan in either list order', () => {
+  it.each(['date_sent', 'date_created'] as const)(
+    'a message created before the window but queued until after it does not end the scan (%s order)',
+    async (listOrder) => {
+      // Prepare: an older message waits 200 s in Twilio's queue; meanwhile the attempt's message is
+      // stored redacted (its answer lost) and sent at once. Listed by date_sent, the older message
+      // now comes first, ahead of the redacted one.
+      const harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 }, listOrder });
+      try {
+        const clock = harness.clock;
+        const provider = aProvider(harness, clock);
+        await harness.setFaults({ mode: 'queue_delay', ms: 200_000, count: 1 });
+        const queued = await provider.send(aSendCommand(clock));
+        expect(queued.kind).toBe('accepted');
+        clock.advance(100_000);
+        const attempt = aSendCommand(clock);
+        const attemptStartedAt = clock.now() - 1_000;
+        await harness.setFaults({ mode: 'redaction', count: 1 });
+        const stored = await fetch(`${harness.url}/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, {
+          method: 'POST',
+          headers: { authorization: basicAuth(), 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ To: attempt.to, From: FROM, Body: attempt.body }).toString(),
+        });
+        expect(stored.status).toBe(201);
+        clock.advance(150_000);
+        await primeCanary(provider, clock);
+
+        // Act
+        const outcome = await provider.lookup(anAfterDeadlineRef(attempt, clock, { attemptStartedAt }));
+
+        // Assess: the scan read past the queued message (created before the window) to the redacted one
+        expect(outcome).toEqual({ kind: 'inconclusive', detail: 'absence_disabled:redaction_in_window' });
+      } finally {
+        await harness.stop();
+      }
+    },
+  );
+
+  it('lists by date_sent by default: a message sent late lists before one created after it', async () => {
+    // Prepare
+    const harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
+    try {
+      const clock = harness.clock;
+      const provider = aProvider(harness, clock);
+      await harness.setFaults({ mode: 'queue_delay', ms: 10_000, count: 1 });
+      const late = await provider.send(aSendCommand(clock));
+      clock.advance(1_000);
+      const prompt = await provider.send(aSendCommand(clock));
+      clock.advance(1_000);
+      const whileQueued = await listSids(harness);
+      clock.advance(10_000);
+
+      // Act
+      const afterSend = await listSids(harness);
+
+      // Assess: queued (no date_sent) first; once sent, the latest date_sent first
+      const ids = [late, prompt].map((o) => (o.kind === 'accepted' ? o.messageId : ''));
+      expect(whileQueued).toEqual([ids[0], ids[1]]);
+      expect(afterSend).toEqual([ids[0], ids[1]]);
+    } finally {
+      await harness.stop();
+    }
+  });
+});
+
+/** The sids of the account's listing, in the order the simulator lists them. */
+async function listSids(harness: SimHarness): Promise<string[]> {
+  const response = await fetch(`${harness.url}/2010-04-01/Accounts/${ACCOUNT_SID}/Messages.json`, {
+    headers: { authorization: basicAuth() },
+  });
+  const page = (await response.json()) as { messages: { sid: string }[] };
+  return page.messages.map((m) => m.sid);
+}
+
 describe('Twilio adapter: the list-lag probe under a busy sender', () => {
   let harness: SimHarness;
 
