@@ -96,6 +96,8 @@ export interface ServiceConfig {
   readonly reconcileMaxItemsPerPass: number;
   /** How long a due-index shard's sweep resumes after the previous pass before it starts again at the oldest. */
   readonly reconcileResweepMs: number;
+  /** Rounds of `reconcileMaxItemsPerPass` one fan-out pass may read while rounds come back full. */
+  readonly reconcileMaxRounds: number;
   /** Lookups per second per container (token bucket); 0 = unbounded. Default: SNS 4, others 0. */
   readonly providerLookupRatePerSecond?: number;
   /** With a provider that pushes receipts, `sent` is status-polled only after this grace time. */
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('reconcileQueueUrl', env.RECONCILE_QUEUE_URL),
     reconcileMaxItemsPerPass: readNumber(env, SETTINGS.reconcileMaxItems),
     reconcileResweepMs: seconds(SETTINGS.reconcileResweep),
+    reconcileMaxRounds: readNumber(env, SETTINGS.reconcileMaxRounds),
     ...(env.PROVIDER_LOOKUP_RATE_PER_SECOND === undefined || env.PROVIDER_LOOKUP_RATE_PER_SECOND === ''
       ? {}
       : { providerLookupRatePerSecond: readNumber(env, SETTINGS.providerLookupRate) }),

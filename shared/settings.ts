@@ -136,6 +136,16 @@ export const SETTINGS = {
     scope: 'service',
     number: { integer: true, min: 0 },
   },
+  reconcileMaxRounds: {
+    env: 'RECONCILE_MAX_ROUNDS_PER_PASS',
+    unit: 'count',
+    local: 10,
+    aws: 10,
+    description:
+      'a pass that fills its round of `RECONCILE_MAX_ITEMS_PER_PASS` reads another, up to this many ([reconciler.md](reconciler.md))',
+    scope: 'service',
+    number: { integer: true, min: 1 },
+  },
   reconcileResweep: {
     env: 'RECONCILE_RESWEEP_SECONDS',
     ...sec(

@@ -221,6 +221,7 @@ export async function composeReconciler(
     ...(reconcileQueue ? { reconcileQueue } : {}),
     maxItems: config.reconcileMaxItemsPerPass,
     resweepMs: config.reconcileResweepMs,
+    maxRounds: config.reconcileMaxRounds,
     onSummary: (summary) => {
       p.logger.info('reconciled', { ...summary });
       passMetrics(p.metrics, summary);

@@ -73,6 +73,7 @@ function emptySummary(): ReconcileSummary {
     errors: 0,
     poisoned: 0,
     parked: 0,
+    rounds: 0,
     enqueued: 0,
     enqueueFailed: 0,
     shardEntries: [],

@@ -54,7 +54,7 @@ export interface ReconcileDeps extends ReconcileItemDeps {
    * the rest. When absent, the pass handles every key itself (operator CLI, tests).
    */
   readonly reconcileQueue?: DispatchQueue;
-  /** At most this many due entries per pass, shared fairly between the shards. */
+  /** At most this many due entries per round of a pass, shared fairly between the shards. */
   readonly maxItems?: number;
   /** Items handled in parallel by an inline pass. */
   readonly concurrency?: number;
@@ -63,6 +63,11 @@ export interface ReconcileDeps extends ReconcileItemDeps {
    * the shard's oldest due entry. Default {@link DEFAULT_RESWEEP_MS}.
    */
   readonly resweepMs?: number;
+  /**
+   * With a reconcile queue, at most this many rounds of `maxItems` per pass while rounds come back
+   * full. Default {@link DEFAULT_MAX_ROUNDS}.
+   */
+  readonly maxRounds?: number;
 }
 
 /** One item a pass could not handle. */
@@ -99,6 +104,8 @@ export interface ReconcileSummary {
   poisoned: number;
   /** Poison items that reached the retry cap this pass and were parked (alarm). */
   parked: number;
+  /** Rounds of reading this pass did (more than one only while a round was filled). */
+  rounds: number;
   /** Keys put on the reconcile queue (fan-out mode). */
   enqueued: number;
   enqueueFailed: number;
@@ -132,6 +139,7 @@ function emptySummary(shards: number): ReconcileSummary {
     errors: 0,
     poisoned: 0,
     parked: 0,
+    rounds: 0,
     enqueued: 0,
     enqueueFailed: 0,
     shardEntries: Array.from({ length: shards }, () => 0),
@@ -145,6 +153,9 @@ function emptySummary(shards: number): ReconcileSummary {
 /** How long a sweep of a shard resumes after what it read, before it starts again at the oldest. */
 export const DEFAULT_RESWEEP_MS = 10_000;
 
+/** Rounds of reading one fan-out pass may do while more is due (each round reads `maxItems`). */
+export const DEFAULT_MAX_ROUNDS = 10;
+
 /**
  * One scheduled pass over the sparse due index. The urgent lane (what an expiry waits on) is read
  * first; the status-poll lane gets what is left, and never less than {@link POLL_LANE_MIN_SHARE}.
@@ -152,12 +163,15 @@ export const DEFAULT_RESWEEP_MS = 10_000;
  * shard resumes after the last entry the previous pass read (a cursor stored in the table), so a
  * key whose copy still waits in the reconcile queue is not queued again; a shard's sweep starts
  * again at its oldest entry once `resweepMs` has passed (what a worker left due, or an entry written
- * behind the cursor). It never sends an SMS.
+ * behind the cursor). With a reconcile queue, a pass that filled its round reads another one, up to
+ * `maxRounds`, so what it queues grows with what is due; each round's keys are queued before the
+ * next is read. It never sends an SMS.
  */
 export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummary> {
   const shards = deps.store.dueShardCount;
   const summary = emptySummary(shards);
   const maxItems = deps.maxItems ?? 1_000;
+  const maxRounds = deps.reconcileQueue ? Math.max(1, deps.maxRounds ?? DEFAULT_MAX_ROUNDS) : 1;
   const resweepMs = deps.resweepMs ?? DEFAULT_RESWEEP_MS;
   const now = deps.clock.now();
   const cursor = await deps.store.readReconcileCursor();
@@ -167,8 +181,10 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     // A fresh sweep from the oldest entry when none is running or the running one is old enough.
     sweeps[shard] = previous && now - previous.startedAt < resweepMs ? previous : { startedAt: now };
   }
+  /** Shards a refused enqueue sends back to their oldest entry next pass (not read again in this one). */
+  const restart = new Set<number>();
   const startOf = (shard: number) => sweeps[shard]?.position;
-  const entries: DueEntry[] = [];
+  let entries: DueEntry[] = [];
   const readShard = async (shard: number, quota: number, more: Set<number>) => {
     if (quota <= 0) return;
     const page = await deps.store.dueInShard(shard, now, quota, startOf(shard));
@@ -183,80 +199,102 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
       summary.shardsWrapped++;
     }
   };
-  /** Reads up to `quota` entries of a lane, fair between its shards; the shards that have more. */
-  const readLane = async (lane: readonly number[], quota: number, more = new Set<number>()) => {
+  /** Reads up to `quota` entries of `targets`, fair between them; `more` keeps the shards that have more. */
+  const readLane = async (targets: readonly number[], quota: number, more: Set<number>) => {
     const before = entries.length;
     const split = (shardsToRead: readonly number[], total: number) =>
       Promise.all(
         shardsToRead.map((shard, i) => readShard(shard, shareOf(total, shardsToRead.length, i), more)),
       );
-    await split(more.size ? [...more] : lane, quota);
+    await split(targets, quota);
     // Work-conserving: what a shallow shard left unused goes to the shards that have more.
     const left = quota - (entries.length - before);
     if (left > 0 && more.size > 0) await split([...more], left);
-    return { read: entries.length - before, more };
+    return entries.length - before;
   };
   const pollReserve = Math.min(maxItems, Math.ceil(maxItems * POLL_LANE_MIN_SHARE));
-  const urgent = await readLane(deps.store.dueLanes.urgent, maxItems - pollReserve);
-  const polls = await readLane(deps.store.dueLanes.poll, maxItems - urgent.read);
-  // What the polls left unused goes back to the urgent lane.
-  const spare = maxItems - urgent.read - polls.read;
-  if (spare > 0 && urgent.more.size > 0) await readLane(deps.store.dueLanes.urgent, spare, urgent.more);
-
-  // Every shard's most overdue entry, even where the quota ran out before the oldest unknown.
-  const all = Array.from({ length: shards }, (_, i) => i);
-  const heads = await Promise.all(all.map((shard) => deps.store.oldestDue(shard, now)));
+  const moreUrgent = new Set<number>();
+  const morePolls = new Set<number>();
   const pollShards = new Set(deps.store.dueLanes.poll);
-  for (const entry of [...entries, ...heads]) {
-    if (!entry) continue;
+  const lag = (entry: DueEntry | undefined) => {
+    if (!entry) return;
     if (pollShards.has(entry.shard))
       summary.oldestPollLagMs = Math.max(summary.oldestPollLagMs, now - entry.dueAt);
     else summary.oldestDueLagMs = Math.max(summary.oldestDueLagMs, now - entry.dueAt);
     if (entry.state === NotificationState.dispatchUnknown && entry.unknownSince !== undefined) {
       summary.oldestUnknownAgeMs = Math.max(summary.oldestUnknownAgeMs, now - entry.unknownSince);
     }
+  };
+  const queued = new Set<string>();
+
+  for (let round = 1; round <= maxRounds; round++) {
+    // The first round reads every shard; a later one only the shards the round before left more in.
+    const urgentTargets = round === 1 ? deps.store.dueLanes.urgent : [...moreUrgent];
+    const pollTargets = round === 1 ? deps.store.dueLanes.poll : [...morePolls];
+    if (round > 1 && urgentTargets.length === 0 && pollTargets.length === 0) break;
+    summary.rounds = round;
+    entries = [];
+    const urgentRead = urgentTargets.length
+      ? await readLane(urgentTargets, maxItems - (pollTargets.length ? pollReserve : 0), moreUrgent)
+      : 0;
+    const pollRead = pollTargets.length ? await readLane(pollTargets, maxItems - urgentRead, morePolls) : 0;
+    // What the polls left unused goes back to the urgent lane.
+    const spare = maxItems - urgentRead - pollRead;
+    if (spare > 0 && moreUrgent.size > 0) await readLane([...moreUrgent], spare, moreUrgent);
+    for (const entry of entries) lag(entry);
+
+    // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
+    // every shard from the start of the pass instead of one shard's block after another's.
+    const unique = urgentFirst(
+      [...new Map(entries.map((e) => [e.idempotencyKey, e])).values()].filter(
+        (e) => !queued.has(e.idempotencyKey),
+      ),
+      deps.store.dueLanes,
+    );
+    for (const entry of unique) queued.add(entry.idempotencyKey);
+    summary.examined += unique.length;
+    if (deps.reconcileQueue) {
+      const { failed } = await deps.reconcileQueue.enqueue(
+        unique.map((e) => ({
+          id: e.idempotencyKey,
+          message: {
+            idempotencyKey: e.idempotencyKey,
+            version: e.version ?? 0,
+            delaySeconds: 0,
+            dueAt: e.dueAt,
+          },
+        })),
+      );
+      summary.enqueueFailed += failed.length;
+      summary.enqueued += unique.length - failed.length;
+      const failedKeys = new Set(failed);
+      for (const entry of unique.filter((e) => failedKeys.has(e.idempotencyKey))) {
+        deps.onItemError?.({
+          idempotencyKey: entry.idempotencyKey,
+          cause: {
+            name: 'EnqueueFailed',
+            code: 'reconcile_enqueue_failed',
+            message: 'the reconcile queue refused the key',
+          },
+          action: 'retry',
+        });
+        restart.add(entry.shard);
+        moreUrgent.delete(entry.shard);
+        morePolls.delete(entry.shard);
+      }
+    } else {
+      await runBounded(unique, deps.concurrency ?? 8, async (entry) => {
+        tally(summary, await reconcileKeyInline(deps, entry.idempotencyKey));
+      });
+    }
   }
 
-  // Interleaved shard by shard, oldest first within each: a queue (or an inline pass) then serves
-  // every shard from the start of the pass instead of one shard's block after another's.
-  const unique = urgentFirst(
-    [...new Map(entries.map((e) => [e.idempotencyKey, e])).values()],
-    deps.store.dueLanes,
-  );
-  summary.examined = unique.length;
-  if (deps.reconcileQueue) {
-    const { failed } = await deps.reconcileQueue.enqueue(
-      unique.map((e) => ({
-        id: e.idempotencyKey,
-        message: {
-          idempotencyKey: e.idempotencyKey,
-          version: e.version ?? 0,
-          delaySeconds: 0,
-          dueAt: e.dueAt,
-        },
-      })),
-    );
-    summary.enqueueFailed = failed.length;
-    summary.enqueued = unique.length - failed.length;
-    const failedKeys = new Set(failed);
-    for (const entry of unique.filter((e) => failedKeys.has(e.idempotencyKey))) {
-      deps.onItemError?.({
-        idempotencyKey: entry.idempotencyKey,
-        cause: {
-          name: 'EnqueueFailed',
-          code: 'reconcile_enqueue_failed',
-          message: 'the reconcile queue refused the key',
-        },
-        action: 'retry',
-      });
-      // Its shard starts a fresh sweep at its oldest entry next pass, so the key is not skipped.
-      sweeps[entry.shard] = { startedAt: Number.NEGATIVE_INFINITY };
-    }
-  } else {
-    await runBounded(unique, deps.concurrency ?? 8, async (entry) => {
-      tally(summary, await reconcileKeyInline(deps, entry.idempotencyKey));
-    });
-  }
+  // Every shard's most overdue entry, even where the quota ran out before the oldest unknown.
+  const all = Array.from({ length: shards }, (_, i) => i);
+  for (const head of await Promise.all(all.map((shard) => deps.store.oldestDue(shard, now)))) lag(head);
+
+  // A shard whose key the queue refused starts a fresh sweep at its oldest entry next pass.
+  for (const shard of restart) sweeps[shard] = { startedAt: Number.NEGATIVE_INFINITY };
   // A lost race means an overlapping pass moved the cursor: its position is as good as ours.
   const positions: Record<string, string> = {};
   for (const [shard, sweep] of Object.entries(sweeps)) positions[shard] = formatSweep(sweep);

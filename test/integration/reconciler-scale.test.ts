@@ -94,6 +94,7 @@ describe('reconciler passes over DynamoDB Local', () => {
       clock: new ManualClock(T0 + 10_000),
       policy: POLICY,
       maxItems: 100,
+      maxRounds: 1,
     };
     // Act: three fan-out passes (nobody consumes the queue, so the index does not change).
     const passes = [];

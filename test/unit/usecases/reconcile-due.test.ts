@@ -54,9 +54,9 @@ describe('reconcileDue: fair, complete passes', () => {
   });
 
   it('continues each shard where the previous pass stopped (the cursor survives between passes)', async () => {
-    // Prepare: a fan-out pass (nothing is handled, so nothing moves in the index).
+    // Prepare: fan-out passes of one round each (nothing is handled, so nothing moves in the index).
     const reconcileQueue = recordingQueue();
-    const world = aWorld({ maxItems: 20, reconcileQueue });
+    const world = aWorld({ maxItems: 20, maxRounds: 1, reconcileQueue });
     const deep = Array.from({ length: 50 }, () => keyOnShard(0));
     for (const key of deep) await plant(world.store, world.cipher, unknownRecord(key));
     // Act: three passes over the same unchanged index.
@@ -74,6 +74,36 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(new Set(all).size).toBe(50);
     expect(passes[2]?.summary.shardsWrapped).toBe(8);
     expect(world.provider.lookups).toHaveLength(0);
+  });
+
+  it('reads another round while rounds come back full, up to maxRounds, queueing each key once', async () => {
+    // Prepare: 100 due unknowns and 20 due polls; rounds of 16.
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 16, maxRounds: 4, reconcileQueue });
+    for (let i = 0; i < 100; i++) await plant(world.store, world.cipher, unknownRecord(keyOnShard(i % 4)));
+    for (let i = 0; i < 20; i++) await plant(world.store, world.cipher, sentRecord(keyOnShard(4 + (i % 4))));
+    // Act
+    const first = await reconcileDue(world.deps);
+    const firstKeys = reconcileQueue.messages.map((m) => m.idempotencyKey);
+    const second = await reconcileDue(world.deps);
+    const all = reconcileQueue.messages.map((m) => m.idempotencyKey);
+    // Assess: 4 full rounds, then the rest (56 entries: 4 rounds again would be 64) in the second pass.
+    expect(first).toMatchObject({ rounds: 4, enqueued: 64 });
+    expect(new Set(firstKeys).size).toBe(64);
+    expect(second.enqueued).toBe(56);
+    expect(second.rounds).toBe(4);
+    expect(new Set(all).size).toBe(120);
+  });
+
+  it('stops reading rounds once nothing more is due', async () => {
+    // Prepare
+    const reconcileQueue = recordingQueue();
+    const world = aWorld({ maxItems: 16, maxRounds: 10, reconcileQueue });
+    for (let i = 0; i < 20; i++) await plant(world.store, world.cipher, unknownRecord(keyOnShard(i % 4)));
+    // Act
+    const summary = await reconcileDue(world.deps);
+    // Assess
+    expect(summary).toMatchObject({ rounds: 2, enqueued: 20 });
   });
 
   it('does not queue a key again while its copy may still wait in the queue; resweeps from the oldest later', async () => {
@@ -121,7 +151,7 @@ describe('reconcileDue: fair, complete passes', () => {
   it('serves the urgent lane before status polls, and keeps a quarter of the pass for polls', async () => {
     // Prepare: 40 due status polls (older) and 40 due unknowns; a pass of 16.
     const reconcileQueue = recordingQueue();
-    const world = aWorld({ maxItems: 16, reconcileQueue });
+    const world = aWorld({ maxItems: 16, maxRounds: 1, reconcileQueue });
     const polls = Array.from({ length: 40 }, (_, i) => keyOnShard(4 + (i % 4)));
     const unknowns = Array.from({ length: 40 }, (_, i) => keyOnShard(i % 4));
     for (const key of polls) await plant(world.store, world.cipher, sentRecord(key, { dueAt: T0 - 60_000 }));
@@ -142,12 +172,12 @@ describe('reconcileDue: fair, complete passes', () => {
 
   it('gives the urgent lane what the polls leave unused, and the polls what the urgent lane leaves', async () => {
     // Prepare: 30 unknowns and 2 polls, then (another world) 2 unknowns and 30 polls; passes of 16.
-    const urgentHeavy = aWorld({ maxItems: 16, reconcileQueue: recordingQueue() });
+    const urgentHeavy = aWorld({ maxItems: 16, maxRounds: 1, reconcileQueue: recordingQueue() });
     for (let i = 0; i < 30; i++)
       await plant(urgentHeavy.store, urgentHeavy.cipher, unknownRecord(keyOnShard(i % 4)));
     for (let i = 0; i < 2; i++)
       await plant(urgentHeavy.store, urgentHeavy.cipher, sentRecord(keyOnShard(4 + i)));
-    const pollHeavy = aWorld({ maxItems: 16, reconcileQueue: recordingQueue() });
+    const pollHeavy = aWorld({ maxItems: 16, maxRounds: 1, reconcileQueue: recordingQueue() });
     for (let i = 0; i < 2; i++) await plant(pollHeavy.store, pollHeavy.cipher, unknownRecord(keyOnShard(i)));
     for (let i = 0; i < 30; i++)
       await plant(pollHeavy.store, pollHeavy.cipher, sentRecord(keyOnShard(4 + (i % 4))));
