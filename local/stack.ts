@@ -202,8 +202,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       TABLE_NAME: tableName,
       DISPATCH_QUEUE_URL: queueUrl,
       RECONCILE_QUEUE_URL: reconcileQueues.queueUrl,
-      // No receipts route on the local runtime yet: poll `sent` as before unless told otherwise.
-      RECEIPT_GRACE_SECONDS: env.RECEIPT_GRACE_SECONDS ?? '0',
+      // Receipts reach the local receipts route within seconds: a status poll is the fallback for
+      // one that did not come, as in AWS (120 s there), scaled to the local timings.
+      RECEIPT_GRACE_SECONDS: env.RECEIPT_GRACE_SECONDS ?? '10',
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
       SQS_ENDPOINT: sqsEndpoint,
       // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with

@@ -102,7 +102,7 @@ export const SETTINGS = {
   receiptGrace: {
     env: 'RECEIPT_GRACE_SECONDS',
     ...sec(
-      'with a provider that pushes receipts, `sent` is status-polled only after this (`npm start`: 0)',
+      'with a provider that pushes receipts, `sent` is status-polled only after this (`npm start`: 10)',
       120,
       120,
     ),

@@ -287,6 +287,7 @@ export const MESSAGE_FAULT_MODES = [
   'receipt_loss',
   'receipt_duplicate',
   'fail_not_sent',
+  'queue_delay',
 ] as const;
 export type MessageFaultMode = (typeof MESSAGE_FAULT_MODES)[number];
 
@@ -302,7 +303,7 @@ export const NOT_SENT_CODES = [30001, 30036] as const;
 export interface MessageFaultPlan {
   readonly mode: MessageFaultMode;
   readonly probability: number;
-  /** `list_lag` and `receipt_delay`: the duration. */
+  /** `list_lag`, `receipt_delay` and `queue_delay`: the duration. */
   readonly ms?: number;
   /** `fail_not_sent`: the Twilio error code. */
   readonly error_code?: number;
@@ -370,6 +371,10 @@ function messageFaultsFor(rng: Rng, mix: ChaosMix): MessageFaultPlan[] {
         return { mode, probability, ms: rng.int(500, 8_000) };
       case 'fail_not_sent':
         return { mode, probability, error_code: rng.pick(NOT_SENT_CODES) };
+      case 'queue_delay':
+        // Held in Twilio's queue for 5-90 s: sent after messages created later (listed ahead of
+        // them by date_sent), some past their window scan's start, some past their validity.
+        return { mode, probability, ms: rng.int(5_000, 90_000) };
       default:
         return { mode, probability };
     }
