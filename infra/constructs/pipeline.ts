@@ -252,8 +252,12 @@ export class Pipeline extends Construct {
     } else if (provider.kind === 'twilio') {
       allowSecretRead(this, this.reconciler, provider.authTokenSecret);
     }
+    // GetQueueAttributes: the pass reads the queue's backlog before it sweeps a shard afresh.
     this.reconciler.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.reconcileQueue.queueArn] }),
+      new iam.PolicyStatement({
+        actions: ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
+        resources: [this.reconcileQueue.queueArn],
+      }),
     );
 
     // Reconcile worker: one due key per message, bounded concurrency, partial batch responses.

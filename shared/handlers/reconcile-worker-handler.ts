@@ -74,6 +74,8 @@ function emptySummary(): ReconcileSummary {
     poisoned: 0,
     parked: 0,
     rounds: 0,
+    resweeps: 0,
+    queueBacklog: -1,
     enqueued: 0,
     enqueueFailed: 0,
     shardEntries: [],

@@ -24,4 +24,9 @@ export interface DispatchQueue {
   enqueue(
     messages: ReadonlyArray<{ readonly id: string; readonly message: DispatchMessage }>,
   ): Promise<EnqueueResult>;
+  /**
+   * About how many messages wait or are in flight (SQS's approximate counts); undefined when the
+   * queue cannot say. The reconciler's pass reads it to tell a backlog from a missed entry.
+   */
+  backlog?(): Promise<number | undefined>;
 }

@@ -106,6 +106,10 @@ export interface ReconcileSummary {
   parked: number;
   /** Rounds of reading this pass did (more than one only while a round was filled). */
   rounds: number;
+  /** Shards this pass started again at their oldest entry. */
+  resweeps: number;
+  /** The reconcile queue's backlog the pass read (-1: not read, or the queue cannot say). */
+  queueBacklog: number;
   /** Keys put on the reconcile queue (fan-out mode). */
   enqueued: number;
   enqueueFailed: number;
@@ -140,6 +144,8 @@ function emptySummary(shards: number): ReconcileSummary {
     poisoned: 0,
     parked: 0,
     rounds: 0,
+    resweeps: 0,
+    queueBacklog: -1,
     enqueued: 0,
     enqueueFailed: 0,
     shardEntries: Array.from({ length: shards }, () => 0),
@@ -152,6 +158,9 @@ function emptySummary(shards: number): ReconcileSummary {
 
 /** How long a sweep of a shard resumes after what it read, before it starts again at the oldest. */
 export const DEFAULT_RESWEEP_MS = 10_000;
+
+/** While the reconcile queue holds a backlog, a shard is swept afresh only after this many resweep times. */
+export const FORCED_RESWEEP_FACTOR = 6;
 
 /** Rounds of reading one fan-out pass may do while more is due (each round reads `maxItems`). */
 export const DEFAULT_MAX_ROUNDS = 10;
@@ -176,11 +185,23 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   const now = deps.clock.now();
   const cursor = await deps.store.readReconcileCursor();
   const sweeps: Record<string, ShardSweep> = {};
-  for (const shard of Array.from({ length: shards }, (_, i) => i)) {
-    const previous = parseSweep(cursor.shards[shard]);
-    // A fresh sweep from the oldest entry when none is running or the running one is old enough.
-    sweeps[shard] = previous && now - previous.startedAt < resweepMs ? previous : { startedAt: now };
-  }
+  const previousSweeps = Array.from({ length: shards }, (_, i) => parseSweep(cursor.shards[i]));
+  // An entry behind a sweep's position is waiting in the reconcile queue or was missed (a write
+  // that raced a pass). While the queue holds more than a round, it is taken as waiting: a fresh
+  // sweep would queue a copy of everything the workers have not reached yet (copies were 50-75 %
+  // of the workers' reads at the peak of a 5,000-event soak). The forced resweep bounds the wait of
+  // a missed entry even under a standing backlog.
+  const dueForResweep = previousSweeps.some((p) => !p || now - p.startedAt >= resweepMs);
+  const backlog =
+    dueForResweep && deps.reconcileQueue?.backlog ? await deps.reconcileQueue.backlog() : undefined;
+  summary.queueBacklog = backlog ?? -1;
+  const backlogged = backlog !== undefined && backlog > maxItems;
+  previousSweeps.forEach((previous, shard) => {
+    const age = previous ? now - previous.startedAt : Number.POSITIVE_INFINITY;
+    const fresh = age >= resweepMs * (backlogged ? FORCED_RESWEEP_FACTOR : 1);
+    if (fresh && previous) summary.resweeps++;
+    sweeps[shard] = fresh || !previous ? { startedAt: now } : previous;
+  });
   /** Shards a refused enqueue sends back to their oldest entry next pass (not read again in this one). */
   const restart = new Set<number>();
   const startOf = (shard: number) => sweeps[shard]?.position;

@@ -138,10 +138,14 @@ describe('least privilege per function (provider sns, the default)', () => {
         'dynamodb:Query',
         'dynamodb:UpdateItem',
         'logs:FilterLogEvents',
+        'sqs:GetQueueAttributes',
         'sqs:SendMessage',
         'secretsmanager:GetSecretValue',
       ].sort(),
     );
+    const queueReads = allowing(statements.reconciler, 'sqs:GetQueueAttributes').flatMap(resourcesOf);
+    expect(JSON.stringify(queueReads)).toContain('ReconcileQueue');
+    expect(JSON.stringify(queueReads)).not.toContain('DispatchQueue');
     const query = allowing(statements.reconciler, 'dynamodb:Query').flatMap(resourcesOf);
     expect(JSON.stringify(query)).toContain('/index/due');
     expect(JSON.stringify(query)).not.toContain('/index/by-event');

@@ -141,13 +141,19 @@ export function countingProvider(
   return provider;
 }
 
-/** A queue that records what it was given. */
-export function recordingQueue(): DispatchQueue & { messages: DispatchMessage[] } {
-  const queue = {
+/**
+ * A queue that records what it was given. `pending` is the backlog it reports (undefined: it
+ * cannot say, like a queue without approximate counts).
+ */
+export function recordingQueue(): DispatchQueue & { messages: DispatchMessage[]; pending?: number } {
+  const queue: DispatchQueue & { messages: DispatchMessage[]; pending?: number } = {
     messages: [] as DispatchMessage[],
     async enqueue(batch: ReadonlyArray<{ readonly id: string; readonly message: DispatchMessage }>) {
       queue.messages.push(...batch.map((b) => b.message));
       return { failed: [] };
+    },
+    async backlog() {
+      return queue.pending;
     },
   };
   return queue;

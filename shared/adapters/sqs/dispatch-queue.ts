@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DispatchMessageBody } from '../../messages/dispatch-body.js';
 import type { DispatchMessage, DispatchQueue, EnqueueResult } from '../../ports/queue.js';
 
@@ -37,8 +37,27 @@ export function createSqsDispatchQueue(client: SQSClient, queueUrl: string): Dis
       }
       return { failed };
     },
+    async backlog(): Promise<number | undefined> {
+      try {
+        const out = await client.send(
+          new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...BACKLOG_ATTRIBUTES] }),
+        );
+        const counts = BACKLOG_ATTRIBUTES.map((name) => Number(out.Attributes?.[name]));
+        return counts.every(Number.isFinite) ? counts.reduce((a, b) => a + b, 0) : undefined;
+      } catch {
+        // Not knowing is an answer: the caller falls back to its time-based rule.
+        return undefined;
+      }
+    },
   };
 }
+
+/** Waiting, in flight and delayed: everything a consumer has yet to finish. */
+const BACKLOG_ATTRIBUTES = [
+  'ApproximateNumberOfMessages',
+  'ApproximateNumberOfMessagesNotVisible',
+  'ApproximateNumberOfMessagesDelayed',
+] as const;
 
 function bodyOf(message: DispatchMessage): DispatchMessageBody {
   return {

@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqsDispatchQueue, parseDispatchBody } from '../../../shared/adapters/sqs/dispatch-queue.js';
@@ -43,6 +43,31 @@ describe('SQS dispatch queue', () => {
     sqs.on(SendMessageBatchCommand).rejects(new Error('network'));
     const queue = createSqsDispatchQueue(new SQSClient({ region: 'us-east-1' }), 'https://queue');
     expect((await queue.enqueue([message('a'), message('b')])).failed).toEqual(['a', 'b']);
+  });
+
+  it('reports its backlog as waiting + in flight + delayed, and undefined when SQS cannot say', async () => {
+    // Prepare
+    sqs
+      .on(GetQueueAttributesCommand)
+      .resolvesOnce({
+        Attributes: {
+          ApproximateNumberOfMessages: '7',
+          ApproximateNumberOfMessagesNotVisible: '3',
+          ApproximateNumberOfMessagesDelayed: '2',
+        },
+      })
+      .resolvesOnce({ Attributes: {} });
+    const queue = createSqsDispatchQueue(new SQSClient({ region: 'us-east-1' }), 'https://queue');
+    // Act
+    const counted = await queue.backlog?.();
+    const unknown = await queue.backlog?.();
+    sqs.on(GetQueueAttributesCommand).rejects(new Error('AccessDenied'));
+    const failed = await queue.backlog?.();
+    // Assess
+    expect([counted, unknown, failed]).toEqual([12, undefined, undefined]);
+    expect(sqs.commandCalls(GetQueueAttributesCommand)[0]?.args[0].input).toMatchObject({
+      QueueUrl: 'https://queue',
+    });
   });
 
   it('parses only well-formed bodies', () => {

@@ -129,6 +129,34 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(new Set(resweep)).toEqual(new Set(keys));
   });
 
+  it('while the queue holds more than a round, sweeps afresh only after six resweep times', async () => {
+    // Prepare: 10 due unknowns, a queue that reports a backlog of 500 (nobody consumes it).
+    const reconcileQueue = recordingQueue();
+    reconcileQueue.pending = 500;
+    const world = aWorld({ maxItems: 20, reconcileQueue, resweepMs: 10_000 });
+    for (let i = 0; i < 10; i++) await plant(world.store, world.cipher, unknownRecord(keyOnShard(i % 4)));
+    const pass = async () => {
+      reconcileQueue.messages.length = 0;
+      const summary = await reconcileDue(world.deps);
+      return { summary, count: reconcileQueue.messages.length };
+    };
+    // Act: a pass, one 15 s later (past the resweep time), one 60 s after the first
+    const first = await pass();
+    world.clock.advance(15_000);
+    const backlogged = await pass();
+    world.clock.advance(45_000);
+    const forced = await pass();
+    reconcileQueue.pending = 0;
+    world.clock.advance(10_000);
+    const drained = await pass();
+    // Assess: no copies while the backlog stands, then the forced resweep, then the normal one
+    expect(first.count).toBe(10);
+    expect(backlogged).toMatchObject({ count: 0, summary: { resweeps: 0, queueBacklog: 500 } });
+    expect(forced.count).toBe(10);
+    expect(forced.summary.resweeps).toBeGreaterThan(0);
+    expect(drained.count).toBe(10);
+  });
+
   it('reads on past the last pass for what became due since, without a resweep', async () => {
     // Prepare
     const reconcileQueue = recordingQueue();
