@@ -17,8 +17,12 @@ export const SEND_FAULT_MODES = [
   'fail_not_sent',
 ] as const;
 export const RECEIPT_FAULT_MODES = ['receipt_delay', 'receipt_loss', 'receipt_duplicate'] as const;
-/** `redaction` is accepted for a uniform control API; neither AWS service redacts what it returns. */
-export const OTHER_FAULT_MODES = ['hang', 'list_lag', 'redaction'] as const;
+/**
+ * `redaction` is accepted for a uniform control API; neither AWS service redacts what it returns.
+ * `queue_delay` holds the message that much longer before hand-off (a sender over its throughput
+ * is queued); its TTL still counts from acceptance.
+ */
+export const OTHER_FAULT_MODES = ['hang', 'list_lag', 'redaction', 'queue_delay'] as const;
 export const AWS_FAULT_MODES = [...SEND_FAULT_MODES, ...RECEIPT_FAULT_MODES, ...OTHER_FAULT_MODES] as const;
 
 export type AwsFaultMode = (typeof AWS_FAULT_MODES)[number];
@@ -31,7 +35,7 @@ export interface AwsFaultPlan {
   remaining: number | null;
   readonly probability: number;
   readonly retryAfterSeconds: number;
-  /** `receipt_delay` and `list_lag`: milliseconds. */
+  /** `receipt_delay`, `list_lag` and `queue_delay`: milliseconds. */
   readonly delayMs: number;
 }
 
@@ -108,7 +112,9 @@ export class AwsFaultSchedule {
       count: p.remaining,
       probability: p.probability,
       ...(p.mode === 'rate_limited' ? { retry_after_seconds: p.retryAfterSeconds } : {}),
-      ...(p.mode === 'receipt_delay' || p.mode === 'list_lag' ? { delay_ms: p.delayMs } : {}),
+      ...(p.mode === 'receipt_delay' || p.mode === 'list_lag' || p.mode === 'queue_delay'
+        ? { delay_ms: p.delayMs }
+        : {}),
     }));
   }
 
@@ -128,6 +134,12 @@ export class AwsFaultSchedule {
     return this.take((RECEIPT_FAULT_MODES as readonly string[]).includes.bind(RECEIPT_FAULT_MODES)) as
       | (AwsFaultPlan & { readonly mode: ReceiptMode })
       | null;
+  }
+
+  /** How much longer a new message waits before hand-off, in ms (0 = none). */
+  takeQueueDelay(): number {
+    const plan = this.take((mode) => mode === 'queue_delay');
+    return plan === null ? 0 : plan.delayMs;
   }
 
   /** The extra invisibility of a new delivery-status log line, in ms (0 = none). */

@@ -273,8 +273,13 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   };
 
   /** Hand-off, then delivery; or, when the TTL ends first (or `fail_not_sent`), never handed off. */
-  const timelineFor = (acceptedAt: number, ttlSeconds: number | null, notSent: boolean): Step[] => {
-    const handOff = acceptedAt + delays.sent;
+  const timelineFor = (
+    acceptedAt: number,
+    ttlSeconds: number | null,
+    notSent: boolean,
+    queueDelayMs: number,
+  ): Step[] => {
+    const handOff = acceptedAt + delays.sent + queueDelayMs;
     const expiry = ttlSeconds === null ? Number.POSITIVE_INFINITY : acceptedAt + ttlSeconds * 1000;
     const queued: Step = { at: acceptedAt, status: 'queued', eventType: 'TEXT_QUEUED' };
     if (notSent || handOff > expiry) {
@@ -285,7 +290,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
       queued,
       { at: handOff, status: 'sent', eventType: 'TEXT_SUCCESSFUL' },
       {
-        at: acceptedAt + Math.max(delays.delivered, delays.sent),
+        at: acceptedAt + Math.max(delays.delivered, delays.sent) + queueDelayMs,
         status: 'delivered',
         eventType: 'TEXT_DELIVERED',
       },
@@ -394,7 +399,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     notSent: boolean,
   ): AwsMessage => {
     const acceptedAt = clock.now();
-    const timeline = timelineFor(acceptedAt, ttlSeconds, notSent);
+    const timeline = timelineFor(acceptedAt, ttlSeconds, notSent, faults.takeQueueDelay());
     const outcome = timeline[timeline.length - 1] as Step;
     const success = outcome.status === 'delivered';
     const message: AwsMessage = {

@@ -230,4 +230,36 @@ describe('AWS simulator clock', () => {
     };
     expect(ledger.messages).toMatchObject([{ accepted_at: '2026-11-29T12:00:00.000Z', status: 'delivered' }]);
   });
+  it('holds an End User Messaging message in the queue for queue_delay before hand-off', async () => {
+    // Prepare
+    const clock = new ManualClock(Date.UTC(2026, 10, 29, 12, 0, 0));
+    sim = await startAwsSimulator({ clock, statusDelaysMs: DELAYS });
+    await fetch(`${sim.url}/_sim/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ mode: 'queue_delay', delay_ms: 30_000, count: 1 }),
+    });
+    const client = new PinpointSMSVoiceV2Client(localClient(sim.url));
+    const status = async () =>
+      ((await (await fetch(`${sim?.url}/_sim/messages`)).json()) as { messages: { status: string }[] })
+        .messages[0]?.status;
+
+    // Act
+    await client.send(
+      new SendTextMessageCommand({
+        DestinationPhoneNumber: aPhoneNumber(),
+        OriginationIdentity: 'pool-local',
+        ConfigurationSetName: 'reset-notifier',
+        MessageBody: aResetBody(),
+      }),
+    );
+    clock.advance(DELAYS.delivered);
+    const whileQueued = await status();
+    clock.advance(30_000);
+    const afterDelay = await status();
+    client.destroy();
+
+    // Assess
+    expect(whileQueued).toBe('queued');
+    expect(afterDelay).toBe('delivered');
+  });
 });
