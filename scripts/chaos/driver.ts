@@ -87,6 +87,18 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
   RECONCILE_MAX_ITEMS_PER_PASS: '64',
 };
 
+/**
+ * SNS has no receipts, and a delivery-status line shows up only seconds after the delivery (the
+ * simulator's log lag, 2 s, like CloudWatch's), so a status poll earlier than that reads nothing:
+ * polls start at 2 s. Every poll is a `FilterLogEvents` read under the account's 5 calls a second, and
+ * the lookups of the workers that run at once share one read, so four workers (the stack's
+ * `maxConcurrency`) rather than the local default of two fill those reads.
+ */
+export const SNS_CHAOS_ENV: Readonly<Record<string, string>> = {
+  STATUS_POLL_SECONDS: '2',
+  RECONCILE_WORKER_CONCURRENCY: '4',
+};
+
 /** Options of {@link runChaos}. */
 export interface ChaosRunOptions {
   /** How many events (an upper bound when `durationMs` is set). */
@@ -268,6 +280,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   const cipherFaults = createCipherFaultInjector(seed, mix.decryptFailureProbability);
   let env: Record<string, string> = {
     ...CHAOS_ENV,
+    ...(provider === 'sns' ? SNS_CHAOS_ENV : {}),
     // The deployment's list-lag allowance covers the longest lag the run injects (3 x settle): an
     // allowance is what the operator declares Twilio's lag to be bounded by. Lag beyond it is caught
     // only by the canary's tripwire, which cannot prove anything per message (docs/chaos.md).
