@@ -590,7 +590,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
           lastReport = Date.now();
           const seconds = (Date.now() - admissionStart) / 1000;
           say(
-            `chaos: ${stats.events} events in ${seconds.toFixed(0)} s (${(stats.events / seconds).toFixed(1)}/s), ${admitted.size} admitted, ${tracker.pending()} not final yet`,
+            `chaos: ${stats.events} events in ${seconds.toFixed(0)} s (${(stats.events / seconds).toFixed(1)}/s), ${admitted.size} admitted, ${tracker.pending()} not final yet (${tracker.pendingStates()})`,
           );
         }
       }

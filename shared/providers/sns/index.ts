@@ -136,21 +136,27 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
     });
   }
 
+  // One delivery-log read at a time: the lookups that arrive while it waits for its tokens and its
+  // answer form the next read. Reads then carry as many ids as the call rate leaves room for; with
+  // a read per short window instead, each waited for its own token and carried one or two ids (about
+  // 5 lookups a second under the 4 calls a second, in a 3,000-event SNS soak).
   let pending: { ref: LookupRef; resolve: (outcome: LookupOutcome) => void }[] = [];
-  let windowOpen = false;
-  const flush = () => {
-    windowOpen = false;
-    const batch = pending;
-    pending = [];
-    if (batch.length === 0) return;
-    void lookupMany(batch.map((item) => item.ref)).then(
-      (outcomes) => {
-        for (const [index, item] of batch.entries()) item.resolve(outcomes[index] ?? NO_ID);
-      },
-      () => {
-        for (const item of batch) item.resolve({ kind: 'inconclusive', detail: 'sns:logs_read_failed' });
-      },
-    );
+  let reading = false;
+  const readOne = async (batch: typeof pending) => {
+    try {
+      const outcomes = await lookupMany(batch.map((item) => item.ref));
+      for (const [index, item] of batch.entries()) item.resolve(outcomes[index] ?? NO_ID);
+    } catch {
+      for (const item of batch) item.resolve({ kind: 'inconclusive', detail: 'sns:logs_read_failed' });
+    }
+  };
+  const drain = () => {
+    reading = true;
+    // The window lets lookups that arrive together (one batch of queue messages) share the first read.
+    defer(async () => {
+      while (pending.length > 0) await readOne(pending.splice(0, batchMax));
+      reading = false;
+    }, batchWindowMs);
   };
 
   return {
@@ -206,11 +212,7 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
       if (ref.messageId === undefined) return Promise.resolve(NO_ID);
       return new Promise<LookupOutcome>((resolve) => {
         pending.push({ ref, resolve });
-        if (pending.length >= batchMax) flush();
-        else if (!windowOpen) {
-          windowOpen = true;
-          defer(flush, batchWindowMs);
-        }
+        if (!reading) drain();
       });
     },
 

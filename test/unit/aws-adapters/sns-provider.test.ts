@@ -305,6 +305,39 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
     expect(requests()[0]?.filterPattern).toBe(messageIdPattern(['msg-1', 'msg-2', 'msg-3', 'msg-4']));
   });
 
+  it('lookups that arrive one by one while a read is in flight share the next read', async () => {
+    // Prepare: the first read's answer waits until released.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let calls = 0;
+    logs.on(FilterLogEventsCommand).callsFake(async () => {
+      calls += 1;
+      if (calls === 1) await gate;
+      return { events: [] };
+    });
+    const subject = provider(clock);
+    const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+    // Act: one lookup starts a read; eight more arrive one tick apart while it is held.
+    const first = subject.lookup(ref({ messageId: 'msg-0' }));
+    await tick();
+    const later: Promise<unknown>[] = [];
+    for (let i = 1; i <= 8; i += 1) {
+      later.push(subject.lookup(ref({ messageId: `msg-${i}` })));
+      await tick();
+    }
+    release();
+    await Promise.all([first, ...later]);
+
+    // Assess: two reads (two groups each), the second carrying all eight ids
+    expect(requests()).toHaveLength(4);
+    expect(requests()[2]?.filterPattern).toBe(
+      messageIdPattern(Array.from({ length: 8 }, (_, i) => `msg-${i + 1}`)),
+    );
+  });
+
   it('keeps FilterLogEvents under 5 calls per second per account (4 in any second)', async () => {
     // Prepare: the sleep moves the manual clock, and the call times are recorded on it.
     eventsIn(SUCCESS_GROUP);
