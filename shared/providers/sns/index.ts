@@ -140,7 +140,7 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
   // answer form the next read. Reads then carry as many ids as the call rate leaves room for; with
   // a read per short window instead, each waited for its own token and carried one or two ids (about
   // 5 lookups a second under the 4 calls a second, in a 3,000-event SNS soak).
-  let pending: { ref: LookupRef; resolve: (outcome: LookupOutcome) => void }[] = [];
+  const pending: { ref: LookupRef; resolve: (outcome: LookupOutcome) => void }[] = [];
   let reading = false;
   const readOne = async (batch: typeof pending) => {
     try {
