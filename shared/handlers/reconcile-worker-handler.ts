@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseDispatchBody } from '../messages/dispatch-body.js';
 import {
+  emptyReconcileSummary,
   type ItemReport,
   type ReconcileItemDeps,
   type ReconcileSummary,
@@ -26,7 +27,8 @@ export interface ReconcileWorkerDeps extends ReconcileItemDeps {
  */
 export function createReconcileWorkerHandler(deps: ReconcileWorkerDeps) {
   return async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const summary = emptySummary();
+    // A worker reads no shards: its summary has no per-shard entries.
+    const summary = emptyReconcileSummary(0);
     // The same key twice in one batch is one piece of work.
     const seen = new Set<string>();
     const limit = limiter(deps.concurrency ?? 4);
@@ -58,31 +60,6 @@ export function createReconcileWorkerHandler(deps: ReconcileWorkerDeps) {
     });
     deps.onSummary?.(summary);
     return response;
-  };
-}
-
-function emptySummary(): ReconcileSummary {
-  return {
-    examined: 0,
-    transitioned: 0,
-    rescheduled: 0,
-    redriven: 0,
-    lookups: 0,
-    skipped: 0,
-    stale: 0,
-    errors: 0,
-    poisoned: 0,
-    parked: 0,
-    rounds: 0,
-    resweeps: 0,
-    queueBacklog: -1,
-    enqueued: 0,
-    enqueueFailed: 0,
-    shardEntries: [],
-    shardsWrapped: 0,
-    oldestUnknownAgeMs: 0,
-    oldestDueLagMs: 0,
-    oldestPollLagMs: 0,
   };
 }
 

@@ -131,7 +131,8 @@ export interface ReconcileSummary {
   oldestPollLagMs: number;
 }
 
-function emptySummary(shards: number): ReconcileSummary {
+/** A summary with every count at 0 (`shards`: how many per-shard entries it counts). */
+export function emptyReconcileSummary(shards: number): ReconcileSummary {
   return {
     examined: 0,
     transitioned: 0,
@@ -178,7 +179,7 @@ export const DEFAULT_MAX_ROUNDS = 10;
  */
 export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummary> {
   const shards = deps.store.dueShardCount;
-  const summary = emptySummary(shards);
+  const summary = emptyReconcileSummary(shards);
   const maxItems = deps.maxItems ?? 1_000;
   const maxRounds = deps.reconcileQueue ? Math.max(1, deps.maxRounds ?? DEFAULT_MAX_ROUNDS) : 1;
   const resweepMs = deps.resweepMs ?? DEFAULT_RESWEEP_MS;
