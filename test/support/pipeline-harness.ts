@@ -21,6 +21,8 @@ export const FAST_ENV = {
   // These suites test the pull path (lookups, status polls): receipts would settle records first, so
   // the simulator's callbacks go to a closed port. test/integration/receipts.test.ts turns them on ('').
   PROVIDER_STATUS_CALLBACK_BASE: 'http://127.0.0.1:9/status',
+  // No receipt comes, so the status poll is the path under test: at once, not after the grace time.
+  RECEIPT_GRACE_SECONDS: '0',
 } as const;
 
 export interface SimMessage {
