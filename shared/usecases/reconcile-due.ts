@@ -54,6 +54,12 @@ export interface ReconcileDeps extends ReconcileItemDeps {
    * the rest. When absent, the pass handles every key itself (operator CLI, tests).
    */
   readonly reconcileQueue?: DispatchQueue;
+  /**
+   * The status-poll queue: with a reconcile queue, the poll lane's keys go here, so a backlog of
+   * status polls never holds up an expiry or an unknown's check queued behind it. Absent: the poll
+   * lane shares the reconcile queue.
+   */
+  readonly pollQueue?: DispatchQueue;
   /** At most this many due entries per round of a pass, shared fairly between the shards. */
   readonly maxItems?: number;
   /** Items handled in parallel by an inline pass. */
@@ -110,6 +116,8 @@ export interface ReconcileSummary {
   resweeps: number;
   /** The reconcile queue's backlog the pass read (-1: not read, or the queue cannot say). */
   queueBacklog: number;
+  /** The same for the status-poll queue (the reconcile queue's reading when polls share it). */
+  pollQueueBacklog: number;
   /** Keys put on the reconcile queue (fan-out mode). */
   enqueued: number;
   enqueueFailed: number;
@@ -147,6 +155,7 @@ export function emptyReconcileSummary(shards: number): ReconcileSummary {
     rounds: 0,
     resweeps: 0,
     queueBacklog: -1,
+    pollQueueBacklog: -1,
     enqueued: 0,
     enqueueFailed: 0,
     shardEntries: Array.from({ length: shards }, () => 0),
@@ -175,7 +184,9 @@ export const DEFAULT_MAX_ROUNDS = 10;
  * again at its oldest entry once `resweepMs` has passed (what a worker left due, or an entry written
  * behind the cursor). With a reconcile queue, a pass that filled its round reads another one, up to
  * `maxRounds`, so what it queues grows with what is due; each round's keys are queued before the
- * next is read. It never sends an SMS.
+ * next is read. With a status-poll queue, the poll lane's keys go there and the urgent lane's to the
+ * reconcile queue, so polls never sit ahead of an expiry; each lane's fresh sweep waits on its own
+ * queue's backlog. It never sends an SMS.
  */
 export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummary> {
   const shards = deps.store.dueShardCount;
@@ -187,19 +198,35 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   const cursor = await deps.store.readReconcileCursor();
   const sweeps: Record<string, ShardSweep> = {};
   const previousSweeps = Array.from({ length: shards }, (_, i) => parseSweep(cursor.shards[i]));
-  // An entry behind a sweep's position is waiting in the reconcile queue or was missed (a write
-  // that raced a pass). While the queue holds more than a round, it is taken as waiting: a fresh
-  // sweep would queue a copy of everything the workers have not reached yet (copies were 50-75 %
-  // of the workers' reads at the peak of a 5,000-event soak). The forced resweep bounds the wait of
-  // a missed entry even under a standing backlog.
-  const dueForResweep = previousSweeps.some((p) => !p || now - p.startedAt >= resweepMs);
-  const backlog =
-    dueForResweep && deps.reconcileQueue?.backlog ? await deps.reconcileQueue.backlog() : undefined;
-  summary.queueBacklog = backlog ?? -1;
-  const backlogged = backlog !== undefined && backlog > maxItems;
+  const pollShards = new Set(deps.store.dueLanes.poll);
+  const pollQueue = deps.pollQueue ?? deps.reconcileQueue;
+  const queueOf = (shard: number) => (pollShards.has(shard) ? pollQueue : deps.reconcileQueue);
+  // An entry behind a sweep's position is waiting in its lane's queue or was missed (a write that
+  // raced a pass). While that queue holds more than a round, it is taken as waiting: a fresh sweep
+  // would queue a copy of everything the workers have not reached yet (copies were 50-75 % of the
+  // workers' reads at the peak of a 5,000-event soak). The forced resweep bounds the wait of a
+  // missed entry even under a standing backlog.
+  const dueForResweep = (lane: readonly number[]) =>
+    lane.some((shard) => {
+      const previous = previousSweeps[shard];
+      return !previous || now - previous.startedAt >= resweepMs;
+    });
+  const readBacklog = async (queue: DispatchQueue | undefined, lane: readonly number[]) =>
+    queue?.backlog && dueForResweep(lane) ? await queue.backlog() : undefined;
+  const [urgentBacklog, separatePollBacklog] = await Promise.all([
+    readBacklog(deps.reconcileQueue, deps.store.dueLanes.urgent),
+    pollQueue === deps.reconcileQueue ? undefined : readBacklog(pollQueue, deps.store.dueLanes.poll),
+  ]);
+  const pollBacklog = pollQueue === deps.reconcileQueue ? urgentBacklog : separatePollBacklog;
+  summary.queueBacklog = urgentBacklog ?? -1;
+  summary.pollQueueBacklog = pollBacklog ?? -1;
+  const backlogged = (shard: number) => {
+    const backlog = pollShards.has(shard) ? pollBacklog : urgentBacklog;
+    return backlog !== undefined && backlog > maxItems;
+  };
   previousSweeps.forEach((previous, shard) => {
     const age = previous ? now - previous.startedAt : Number.POSITIVE_INFINITY;
-    const fresh = age >= resweepMs * (backlogged ? FORCED_RESWEEP_FACTOR : 1);
+    const fresh = age >= resweepMs * (backlogged(shard) ? FORCED_RESWEEP_FACTOR : 1);
     if (fresh && previous) summary.resweeps++;
     sweeps[shard] = fresh || !previous ? { startedAt: now } : previous;
   });
@@ -237,7 +264,6 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
   const pollReserve = Math.min(maxItems, Math.ceil(maxItems * POLL_LANE_MIN_SHARE));
   const moreUrgent = new Set<number>();
   const morePolls = new Set<number>();
-  const pollShards = new Set(deps.store.dueLanes.poll);
   const lag = (entry: DueEntry | undefined) => {
     if (!entry) return;
     if (pollShards.has(entry.shard))
@@ -276,17 +302,24 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     for (const entry of unique) queued.add(entry.idempotencyKey);
     summary.examined += unique.length;
     if (deps.reconcileQueue) {
-      const { failed } = await deps.reconcileQueue.enqueue(
-        unique.map((e) => ({
-          id: e.idempotencyKey,
-          message: {
-            idempotencyKey: e.idempotencyKey,
-            version: e.version ?? 0,
-            delaySeconds: 0,
-            dueAt: e.dueAt,
-          },
-        })),
-      );
+      // Urgent keys first, each lane on its own queue (one queue when polls share it).
+      const failed: string[] = [];
+      for (const queue of new Set([deps.reconcileQueue, pollQueue])) {
+        const batch = unique.filter((e) => queueOf(e.shard) === queue);
+        if (!queue || batch.length === 0) continue;
+        const result = await queue.enqueue(
+          batch.map((e) => ({
+            id: e.idempotencyKey,
+            message: {
+              idempotencyKey: e.idempotencyKey,
+              version: e.version ?? 0,
+              delaySeconds: 0,
+              dueAt: e.dueAt,
+            },
+          })),
+        );
+        failed.push(...result.failed);
+      }
       summary.enqueueFailed += failed.length;
       summary.enqueued += unique.length - failed.length;
       const failedKeys = new Set(failed);

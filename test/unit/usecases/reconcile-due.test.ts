@@ -157,6 +157,45 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(drained.count).toBe(10);
   });
 
+  it('puts the poll lane on the status-poll queue, the urgent lane on the reconcile queue', async () => {
+    // Prepare: 6 due unknowns (urgent lane) and 6 due polls, two queues.
+    const reconcileQueue = recordingQueue();
+    const pollQueue = recordingQueue();
+    const world = aWorld({ maxItems: 40, reconcileQueue, pollQueue });
+    const unknowns = Array.from({ length: 6 }, (_, i) => keyOnShard(i % 4));
+    const polls = Array.from({ length: 6 }, (_, i) => keyOnShard(4 + (i % 4)));
+    for (const key of unknowns) await plant(world.store, world.cipher, unknownRecord(key));
+    for (const key of polls) await plant(world.store, world.cipher, sentRecord(key));
+    // Act
+    const summary = await reconcileDue(world.deps);
+    // Assess: each key on its lane's queue, once; nothing looked up by the pass.
+    expect(new Set(reconcileQueue.messages.map((m) => m.idempotencyKey))).toEqual(new Set(unknowns));
+    expect(new Set(pollQueue.messages.map((m) => m.idempotencyKey))).toEqual(new Set(polls));
+    expect(summary.enqueued).toBe(12);
+    expect(world.provider.lookups).toHaveLength(0);
+  });
+
+  it("gates each lane's fresh sweep on its own queue's backlog", async () => {
+    // Prepare: a status-poll queue with a standing backlog, an empty reconcile queue.
+    const reconcileQueue = recordingQueue();
+    const pollQueue = recordingQueue();
+    reconcileQueue.pending = 0;
+    pollQueue.pending = 500;
+    const world = aWorld({ maxItems: 20, reconcileQueue, pollQueue, resweepMs: 10_000 });
+    for (let i = 0; i < 4; i++) await plant(world.store, world.cipher, unknownRecord(keyOnShard(i)));
+    for (let i = 0; i < 4; i++) await plant(world.store, world.cipher, sentRecord(keyOnShard(4 + i)));
+    await reconcileDue(world.deps);
+    reconcileQueue.messages.length = 0;
+    pollQueue.messages.length = 0;
+    // Act: a pass past the resweep time, nothing handled meanwhile.
+    world.clock.advance(15_000);
+    const summary = await reconcileDue(world.deps);
+    // Assess: the urgent lane swept afresh (its queue is empty); the polls, still queued, did not.
+    expect(reconcileQueue.messages).toHaveLength(4);
+    expect(pollQueue.messages).toHaveLength(0);
+    expect(summary).toMatchObject({ queueBacklog: 0, pollQueueBacklog: 500, resweeps: 4 });
+  });
+
   it('reads on past the last pass for what became due since, without a resweep', async () => {
     // Prepare
     const reconcileQueue = recordingQueue();
