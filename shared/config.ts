@@ -92,6 +92,8 @@ export interface ServiceConfig {
   readonly maxExpiryHours: number;
   /** The reconcile queue (scheduled pass -> reconcile workers); unset: the pass handles keys itself. */
   readonly reconcileQueueUrl?: string;
+  /** The status-poll queue (the poll lane's keys); unset: they share the reconcile queue. */
+  readonly reconcilePollQueueUrl?: string;
   /** Due entries one scheduled pass reads, shared between the shards. */
   readonly reconcileMaxItemsPerPass: number;
   /** How long a due-index shard's sweep resumes after the previous pass before it starts again at the oldest. */
@@ -189,6 +191,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     evidenceRetentionDays: readNumber(env, SETTINGS.evidenceRetention),
     maxExpiryHours: readNumber(env, SETTINGS.maxExpiry),
     ...opt('reconcileQueueUrl', env.RECONCILE_QUEUE_URL),
+    ...opt('reconcilePollQueueUrl', env.RECONCILE_POLL_QUEUE_URL),
     reconcileMaxItemsPerPass: readNumber(env, SETTINGS.reconcileMaxItems),
     reconcileResweepMs: seconds(SETTINGS.reconcileResweep),
     reconcileMaxRounds: readNumber(env, SETTINGS.reconcileMaxRounds),

@@ -238,6 +238,14 @@ export const SETTINGS = {
     description: 'the scheduled pass only enqueues due keys here; unset: it handles them itself',
     scope: 'service',
   },
+  reconcilePollQueueUrl: {
+    env: 'RECONCILE_POLL_QUEUE_URL',
+    unit: 'url',
+    aws: 'set by the stack',
+    description:
+      "the pass enqueues the status polls of `sent` messages here, behind no expiry; unset: they share `RECONCILE_QUEUE_URL`",
+    scope: 'service',
+  },
   region: {
     env: 'AWS_REGION, AWS_DEFAULT_REGION',
     unit: 'text',
@@ -379,6 +387,14 @@ export const SETTINGS = {
     local: 2,
     aws: "the event source's `maxConcurrency`",
     description: 'local reconcile-queue consumers',
+    scope: 'local',
+  },
+  reconcilePollWorkers: {
+    env: 'RECONCILE_POLL_WORKER_CONCURRENCY',
+    unit: 'count',
+    local: 2,
+    aws: "the poll queue's event source `maxConcurrency`",
+    description: 'local status-poll-queue consumers',
     scope: 'local',
   },
   localQueues: {

@@ -302,7 +302,7 @@ export class Observability extends Construct {
       ),
       reconcileDeadLetters: this.alarm(
         'ReconcileDeadLetters',
-        'reconcile messages were moved to the reconcile DLQ (repeated transient faults; the next sweep enqueues the keys again)',
+        'reconcile or status-poll messages were moved to the reconcile DLQ (repeated transient faults; the next sweep enqueues the keys again)',
         pipeline.reconcileDeadLetterQueue.metricApproximateNumberOfMessagesVisible({
           statistic: 'Maximum',
           period: Duration.minutes(1),
@@ -461,6 +461,15 @@ export class Observability extends Construct {
           pipeline.reconcileQueue.metricApproximateNumberOfMessagesNotVisible(),
         ],
         right: [pipeline.reconcileQueue.metricApproximateAgeOfOldestMessage()],
+        width,
+      }),
+      new GraphWidget({
+        title: 'Status-poll queue',
+        left: [
+          pipeline.statusPollQueue.metricApproximateNumberOfMessagesVisible(),
+          pipeline.statusPollQueue.metricApproximateNumberOfMessagesNotVisible(),
+        ],
+        right: [pipeline.statusPollQueue.metricApproximateAgeOfOldestMessage()],
         width,
       }),
       new GraphWidget({ title: 'Oldest due lag (ms)', left: [m.oldestDueLag], width }),

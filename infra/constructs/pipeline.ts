@@ -41,6 +41,11 @@ export const FORWARDER_MAX_RECORD_AGE = Duration.hours(6);
  * with it, and each container's lookup bucket gets an equal share of the provider's limit.
  */
 export const RECONCILE_WORKER_MAX_CONCURRENCY = 4;
+/**
+ * Workers at once on the status-poll queue (2, the event source's minimum): polls of `sent`
+ * messages are a fallback for a receipt that did not come, and must not take the urgent lane's share.
+ */
+export const STATUS_POLL_WORKER_MAX_CONCURRENCY = 2;
 /** Receives before a reconcile message moves to its dead-letter queue (only transient faults retry). */
 export const RECONCILE_MAX_RECEIVE_COUNT = 5;
 /** Account-wide lookups per second a provider allows: SNS lookups are FilterLogEvents (5/s). */
@@ -62,6 +67,9 @@ export class Pipeline extends Construct {
   readonly reconcileRule: Rule;
   /** Due keys from the scheduled pass to the reconcile workers (key + version, never a payload). */
   readonly reconcileQueue: Queue;
+  /** The poll lane's keys (status polls of `sent`), consumed by the same worker behind no expiry. */
+  readonly statusPollQueue: Queue;
+  /** Dead letters of both the reconcile and the status-poll queue. */
   readonly reconcileDeadLetterQueue: Queue;
   /** Reconcile queue -> one due key per message: lookups, transitions, expiry; never sends. */
   readonly reconcileWorker: ServiceFunction;
@@ -126,6 +134,14 @@ export class Pipeline extends Construct {
       enforceSSL: true,
       visibilityTimeout: visibilityTimeoutFor(RECONCILE_WORKER_TIMEOUT),
       // A due key is due again on the next sweep anyway: old messages are worth little.
+      retentionPeriod: Duration.hours(1),
+      deadLetterQueue: { queue: this.reconcileDeadLetterQueue, maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT },
+    });
+    // Its own queue so that a backlog of status polls never sits ahead of an expiry.
+    this.statusPollQueue = new Queue(this, 'StatusPollQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: visibilityTimeoutFor(RECONCILE_WORKER_TIMEOUT),
       retentionPeriod: Duration.hours(1),
       deadLetterQueue: { queue: this.reconcileDeadLetterQueue, maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT },
     });
@@ -213,7 +229,11 @@ export class Pipeline extends Construct {
       entry: entry('reconciler'),
       description: 'reset-notifier: reconciles unknown outcomes and expiries (never sends)',
       timeout: Duration.seconds(90),
-      environment: { ...this.environment, RECONCILE_QUEUE_URL: this.reconcileQueue.queueUrl },
+      environment: {
+        ...this.environment,
+        RECONCILE_QUEUE_URL: this.reconcileQueue.queueUrl,
+        RECONCILE_POLL_QUEUE_URL: this.statusPollQueue.queueUrl,
+      },
       // Opt-in only: overlapping passes are safe because every write is conditional on the
       // item's state and version (a lost race is a returned `stale`, never a second send), and the
       // pass only enqueues keys for the workers, which re-read each key strongly.
@@ -252,11 +272,11 @@ export class Pipeline extends Construct {
     } else if (provider.kind === 'twilio') {
       allowSecretRead(this, this.reconciler, provider.authTokenSecret);
     }
-    // GetQueueAttributes: the pass reads the queue's backlog before it sweeps a shard afresh.
+    // GetQueueAttributes: the pass reads a lane's queue backlog before it sweeps the lane afresh.
     this.reconciler.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['sqs:SendMessage', 'sqs:GetQueueAttributes'],
-        resources: [this.reconcileQueue.queueArn],
+        resources: [this.reconcileQueue.queueArn, this.statusPollQueue.queueArn],
       }),
     );
 
@@ -271,8 +291,10 @@ export class Pipeline extends Construct {
       timeout: RECONCILE_WORKER_TIMEOUT,
       environment: {
         ...this.environment,
-        // Per container: the account-wide limit shared by the workers that can run at once.
-        PROVIDER_LOOKUP_RATE_PER_SECOND: String(lookupRate / RECONCILE_WORKER_MAX_CONCURRENCY),
+        // Per container: the account-wide limit shared by the workers that can run at once (both queues).
+        PROVIDER_LOOKUP_RATE_PER_SECOND: String(
+          lookupRate / (RECONCILE_WORKER_MAX_CONCURRENCY + STATUS_POLL_WORKER_MAX_CONCURRENCY),
+        ),
       },
     });
     this.reconcileWorker.addEventSource(
@@ -280,6 +302,13 @@ export class Pipeline extends Construct {
         batchSize: 10,
         reportBatchItemFailures: true,
         maxConcurrency: RECONCILE_WORKER_MAX_CONCURRENCY,
+      }),
+    );
+    this.reconcileWorker.addEventSource(
+      new SqsEventSource(this.statusPollQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: STATUS_POLL_WORKER_MAX_CONCURRENCY,
       }),
     );
     allowTableItems(this.reconcileWorker, table, ['GetItem', 'UpdateItem', 'PutItem']);

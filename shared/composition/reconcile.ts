@@ -22,6 +22,15 @@ export function reconcileQueueFor(config: ServiceConfig): DispatchQueue | undefi
   );
 }
 
+/** The status-poll queue, if configured: the poll lane's keys, consumed by the same workers. */
+export function pollQueueFor(config: ServiceConfig): DispatchQueue | undefined {
+  if (!config.reconcilePollQueueUrl) return undefined;
+  return createSqsDispatchQueue(
+    new SQSClient(clientConfig(config, config.sqsEndpoint)),
+    config.reconcilePollQueueUrl,
+  );
+}
+
 /**
  * The provider with lookups bounded per container by `PROVIDER_LOOKUP_RATE_PER_SECOND` (default
  * unbounded). For SNS the same setting bounds the adapter's `FilterLogEvents` calls instead (default

@@ -145,6 +145,7 @@ describe('least privilege per function (provider sns, the default)', () => {
     );
     const queueReads = allowing(statements.reconciler, 'sqs:GetQueueAttributes').flatMap(resourcesOf);
     expect(JSON.stringify(queueReads)).toContain('ReconcileQueue');
+    expect(JSON.stringify(queueReads)).toContain('StatusPollQueue');
     expect(JSON.stringify(queueReads)).not.toContain('DispatchQueue');
     const query = allowing(statements.reconciler, 'dynamodb:Query').flatMap(resourcesOf);
     expect(JSON.stringify(query)).toContain('/index/due');

@@ -56,8 +56,8 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
     // Prepare
     const queues = Object.values(template.findResources('AWS::SQS::Queue')) as Array<{ Properties: Props }>;
     const redrive = queues.flatMap((q) => (q.Properties.RedrivePolicy ? [q.Properties.RedrivePolicy] : []));
-    // The dispatch queue's and the reconcile queue's.
-    expect(redrive).toHaveLength(2);
+    // The dispatch queue's, the reconcile queue's and the status-poll queue's (the reconcile DLQ).
+    expect(redrive).toHaveLength(3);
     const dlqIds = redrive.map((r) =>
       referencedId((r as { deadLetterTargetArn: unknown }).deadLetterTargetArn),
     );
@@ -329,7 +329,7 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
 
   it('alarms when the oldest dispatch message waits longer than the queue safety net', () => {
     // Prepare
-    // Two queues redrive to a DLQ (dispatch and reconcile): the alarm watches the dispatch queue.
+    // Three queues redrive to a DLQ (dispatch, reconcile, status poll): the alarm watches the dispatch queue.
     const withRedrive = Object.keys(
       template.findResources('AWS::SQS::Queue', { Properties: { RedrivePolicy: Match.anyValue() } }),
     );
@@ -344,7 +344,7 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
       Threshold: 300,
       EvaluationPeriods: 3,
     });
-    expect(withRedrive).toHaveLength(2);
+    expect(withRedrive).toHaveLength(3);
     expect(withRedrive).toContain(queueOf(alarm));
     expect(queueOf(alarm)).toMatch(/DispatchQueue/);
   });

@@ -102,8 +102,8 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
 
     it('encrypts every queue and denies every request without TLS', () => {
       const queues = template.findResources('AWS::SQS::Queue');
-      // dispatch + DLQ, forwarder failures, reconcile + DLQ
-      expect(Object.keys(queues)).toHaveLength(5);
+      // dispatch + DLQ, forwarder failures, reconcile + status poll + their DLQ
+      expect(Object.keys(queues)).toHaveLength(6);
       for (const [queueId, queue] of Object.entries(queues)) {
         expect((queue as { Properties: Props }).Properties.SqsManagedSseEnabled).toBe(true);
         template.hasResourceProperties('AWS::SQS::QueuePolicy', {
@@ -185,6 +185,39 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
         BatchSize: 10,
         ScalingConfig: { MaximumConcurrency: 10 },
       });
+    });
+  });
+
+  describe('reconcile worker: two queues, urgent before polls', () => {
+    it('consumes the reconcile queue (4 at once) and the status-poll queue (2), and splits the lookup rate over both', () => {
+      // Prepare
+      const worker = functionByDescription(template, 'reconcile worker, one due key').logicalId;
+      const mappings = Object.values(
+        template.findResources('AWS::Lambda::EventSourceMapping', {
+          Properties: { FunctionName: { Ref: worker } },
+        }),
+      ).map((m) => (m as { Properties: Props }).Properties);
+      const byQueue = new Map(
+        mappings.map((m) => [
+          referencedId(m.EventSourceArn) as string,
+          (m.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency,
+        ]),
+      );
+      const reconcileEnv = (props(ids.reconciler).Environment as { Variables: Record<string, unknown> })
+        .Variables;
+      const workerEnv = (props(worker).Environment as { Variables: Record<string, unknown> }).Variables;
+      // Assess: the pass knows both queues; each is one event source of the worker.
+      const reconcileQueue = referencedId(reconcileEnv.RECONCILE_QUEUE_URL) as string;
+      const pollQueue = referencedId(reconcileEnv.RECONCILE_POLL_QUEUE_URL) as string;
+      expect(reconcileQueue).toMatch(/ReconcileQueue/);
+      expect(pollQueue).toMatch(/StatusPollQueue/);
+      expect(Object.fromEntries(byQueue)).toEqual({ [reconcileQueue]: 4, [pollQueue]: 2 });
+      // SNS: 4 FilterLogEvents a second for the account, over the 6 containers that can run at once.
+      expect(Number(workerEnv.PROVIDER_LOOKUP_RATE_PER_SECOND)).toBeCloseTo(4 / 6);
+      // Both queues dead-letter to the reconcile DLQ.
+      const dlqOf = (id: string) =>
+        referencedId((props(id).RedrivePolicy as { deadLetterTargetArn: unknown }).deadLetterTargetArn);
+      expect(dlqOf(pollQueue)).toBe(dlqOf(reconcileQueue));
     });
   });
 
