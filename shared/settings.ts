@@ -243,7 +243,7 @@ export const SETTINGS = {
     unit: 'url',
     aws: 'set by the stack',
     description:
-      "the pass enqueues the status polls of `sent` messages here, behind no expiry; unset: they share `RECONCILE_QUEUE_URL`",
+      'the pass enqueues the status polls of `sent` messages here, behind no expiry; unset: they share `RECONCILE_QUEUE_URL`',
     scope: 'service',
   },
   region: {
