@@ -20,10 +20,10 @@ import { loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
 import type { Cipher } from '../shared/ports/cipher.js';
-import type { StepHook } from '../shared/usecases/dispatch-notification.js';
 import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
+import { type DispatchStepHook, withDispatchSteps } from './faults/dispatch-crash.js';
 import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { EUM_RECEIPTS_PATH, eumReceiptsRoute } from './runtime/eum-receipts-route.js';
@@ -50,7 +50,8 @@ export interface LocalStackOptions {
   readonly env?: Readonly<Record<string, string>>;
   readonly reconcileIntervalMs?: number;
   readonly senderConcurrency?: number;
-  readonly onStep?: StepHook;
+  /** Runs at each step of every dispatch, and may crash the sender there (`local/faults/dispatch-crash.ts`). */
+  readonly onDispatchStep?: DispatchStepHook;
   readonly streamDuplicateProbability?: number;
   readonly sqsDuplicateProbability?: number;
   readonly simulatorStatusDelaysMs?: { sent: number; delivered: number };
@@ -257,9 +258,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     routeRequest = (event, context) =>
       event.rawPath === TWILIO_RECEIPTS_PATH ? receipts(event) : apiHandler(event, context);
     const forwarder = composeForwarder(config, parts);
+    const { onDispatchStep } = options;
     const sender = await composeSender(config, parts, {
       owner: `local-sender-${process.pid}`,
-      ...(options.onStep ? { onStep: options.onStep } : {}),
+      ...(onDispatchStep ? { wrapPorts: (ports) => withDispatchSteps(ports, onDispatchStep) } : {}),
     });
     const reconcileQueue = createSqsDispatchQueue(sqs, reconcileQueues.queueUrl);
     // The timer's pass only scans and enqueues; reconcileNow handles the keys itself.

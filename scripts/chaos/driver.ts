@@ -313,7 +313,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       reconcileIntervalMs: options.reconcileIntervalMs ?? 300,
       senderConcurrency: options.senderConcurrency ?? 6,
       simulatorStatusDelaysMs: SIMULATOR_DELAYS,
-      onStep: crash.hook,
+      onDispatchStep: crash.hook,
       wrapDynamoClient: throttle.wrap,
       wrapCipher: cipherFaults.wrap,
       sqsDuplicateProbability: mix.sqsDuplicateProbability,

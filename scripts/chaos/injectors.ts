@@ -1,6 +1,6 @@
 /**
  * Fault injectors that plug into the local stack's hooks: sender crashes at each dispatch step
- * (`onStep`) and DynamoDB throttling at the handlers' client (`wrapDynamoClient`).
+ * (`onDispatchStep`) and DynamoDB throttling at the handlers' client (`wrapDynamoClient`).
  */
 import {
   type DynamoDBClient,
@@ -8,9 +8,12 @@ import {
   ThrottlingException,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
+import {
+  type DispatchStep,
+  type DispatchStepHook,
+  InjectedCrashError,
+} from '../../local/faults/dispatch-crash.js';
 import type { Cipher } from '../../shared/ports/cipher.js';
-import type { DispatchStep, StepHook } from '../../shared/usecases/dispatch-notification.js';
-import { InjectedCrashError } from '../../shared/usecases/errors.js';
 import { Rng } from './prng.js';
 import { CRASH_STEPS, crashes } from './scenario.js';
 
@@ -21,7 +24,7 @@ export type CrashCounts = Record<DispatchStep, number>;
 export function createCrashInjector(seed: number, probability: number) {
   const counts = Object.fromEntries(CRASH_STEPS.map((s) => [s, 0])) as CrashCounts;
   const occurrences = new Map<string, number>();
-  const hook: StepHook = (step, key) => {
+  const hook: DispatchStepHook = (step, key) => {
     const id = `${key}\u0000${step}`;
     const occurrence = (occurrences.get(id) ?? 0) + 1;
     occurrences.set(id, occurrence);

@@ -3,10 +3,10 @@
  * a pure function of the seed and an index, so a run can be reproduced, and an event can be
  * generated lazily (a `--duration` run does not need to know its event count up front).
  */
+import { type DispatchStep, DispatchStep as Steps } from '../../local/faults/dispatch-crash.js';
 import { FAULT_MODES, type FaultMode } from '../../local/simulator/faults.js';
 import { deriveIdempotencyKey } from '../../shared/domain/idempotency-key.js';
 import { LOCALES, type Locale } from '../../shared/domain/templates.js';
-import { type DispatchStep, DispatchStep as Steps } from '../../shared/usecases/dispatch-notification.js';
 import { Rng, unitFor } from './prng.js';
 
 /** The knobs of a run's fault mix. Probabilities are per event, per call or per phase as named. */

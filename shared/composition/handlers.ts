@@ -21,7 +21,7 @@ import type { Cipher } from '../ports/cipher.js';
 import type { DispatchQueue } from '../ports/queue.js';
 import type { NotificationStore } from '../ports/store.js';
 import { createEumReceiptsHandler } from '../providers/eum/index.js';
-import type { DispatchReport, StepHook } from '../usecases/dispatch-notification.js';
+import type { DispatchDeps, DispatchReport } from '../usecases/dispatch-notification.js';
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
 import type { ItemErrorReport, ReconcileSummary } from '../usecases/reconcile-due.js';
 import { keepProviderMessageIds } from './outcome-write.js';
@@ -138,9 +138,15 @@ export function composeForwarder(config: ServiceConfig, parts: HandlerParts = {}
 export interface SenderOptions {
   /** Identifies this sender in leases; default `sender-<uuid>`. */
   readonly owner?: string;
-  /** Test seam of the dispatch use case (crash injection by the chaos driver). */
-  readonly onStep?: StepHook;
+  /**
+   * Decorates the store and provider the dispatch use case is handed, outside the sender's own
+   * store wrapper, so it sees the use case's calls (the local stack's fault injection); default none.
+   */
+  readonly wrapPorts?: (ports: SenderPorts) => SenderPorts;
 }
+
+/** The sender's ports a {@link SenderOptions.wrapPorts} decorator may wrap. */
+export type SenderPorts = Pick<DispatchDeps, 'store' | 'provider'>;
 
 /** The dispatch queue consumer: one dispatch per message; its metrics count sends, unknowns and failures. */
 export async function composeSender(
@@ -150,20 +156,22 @@ export async function composeSender(
 ) {
   const p = partsOf(config, parts);
   const { logger, metrics } = p;
-  const handler = createSenderHandler({
+  const ports: SenderPorts = {
     // The id a provider returned is the only way to find the message again: its write is retried.
     store: keepProviderMessageIds(p.store(), {
       clock: p.clock,
       policy: config.policy,
       onRecovered: (key, how) => logger.warn('provider message id recovered', { idempotency_key: key, how }),
     }),
-    cipher: p.cipher(),
     provider: await p.provider(),
+  };
+  const handler = createSenderHandler({
+    ...(options.wrapPorts ? options.wrapPorts(ports) : ports),
+    cipher: p.cipher(),
     clock: p.clock,
     policy: config.policy,
     owner: options.owner ?? `sender-${randomUUID()}`,
     receiptGraceMs: config.receiptGraceMs,
-    ...(options.onStep ? { onStep: options.onStep } : {}),
     onReport: (key, report) => {
       logger.info('dispatch', { idempotency_key: key, ...report });
       countSend(metrics, report);

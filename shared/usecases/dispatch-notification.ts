@@ -10,18 +10,6 @@ import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
 import { openPayload } from './payload-seal.js';
 import { withReceiptGrace } from './reconcile-due.js';
 
-/** Points in a dispatch where a crash can be injected (a real Lambda can die at any of them). */
-export const DispatchStep = {
-  beforeClaim: 'before_claim',
-  afterClaim: 'after_claim',
-  afterProviderCall: 'after_provider_call',
-  beforeOutcomeWrite: 'before_outcome_write',
-} as const;
-export type DispatchStep = (typeof DispatchStep)[keyof typeof DispatchStep];
-
-/** Test and chaos hook: may throw to simulate a crash at a step. No-op in production. */
-export type StepHook = (step: DispatchStep, idempotencyKey: string) => void | Promise<void>;
-
 export interface DispatchDeps {
   readonly store: NotificationStore;
   readonly cipher: Cipher;
@@ -30,7 +18,6 @@ export interface DispatchDeps {
   readonly policy: DispatchPolicy;
   /** Identifies this sender instance in leases. */
   readonly owner: string;
-  readonly onStep?: StepHook;
   /** First status poll of a `sent` message this long after the send, when the provider pushes receipts. */
   readonly receiptGraceMs?: number;
 }
@@ -82,10 +69,8 @@ export async function dispatchNotification(
       cause: error,
     });
   }
-  await deps.onStep?.(DispatchStep.beforeClaim, idempotencyKey);
   const claimed = await write(deps, stored.record, decision.intent);
   if (!claimed) return lost('claim');
-  await deps.onStep?.(DispatchStep.afterClaim, idempotencyKey);
 
   // The time budget starts now, not at the decision: the claim write itself may have been slow.
   const callStart = deps.clock.now();
@@ -110,10 +95,8 @@ export async function dispatchNotification(
     validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
     deadline: callEnd,
   });
-  await deps.onStep?.(DispatchStep.afterProviderCall, idempotencyKey);
 
   const intent = withReceiptGrace(deps, recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy));
-  await deps.onStep?.(DispatchStep.beforeOutcomeWrite, idempotencyKey);
   // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
   const recorded = await write(deps, claimed, intent);
   const detail = 'detail' in outcome ? { detail: outcome.detail } : {};

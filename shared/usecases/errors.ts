@@ -8,11 +8,6 @@ export abstract class UseCaseError extends Error {
   }
 }
 
-/** A crash injected on purpose (chaos and crash tests): behaves like a Lambda dying at that step. */
-export class InjectedCrashError extends UseCaseError {
-  readonly code = 'injected_crash';
-}
-
 /** A non-final command has no sealed payload: the data is inconsistent and needs an operator. */
 export class MissingPayloadError extends UseCaseError {
   readonly code = 'missing_payload';

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DispatchStep } from '../../shared/usecases/dispatch-notification.js';
-import { InjectedCrashError } from '../../shared/usecases/errors.js';
+import { type DispatchStep, InjectedCrashError } from '../../local/faults/dispatch-crash.js';
 import { aFreshCode, aRequestBody } from '../support/fixtures.js';
 import { expectConsistentTrail, type Pipeline, startPipeline } from '../support/pipeline-harness.js';
 
@@ -13,7 +12,7 @@ let duplicating: Pipeline;
 beforeAll(async () => {
   [pipe, duplicating] = await Promise.all([
     startPipeline({
-      onStep: (step, key) => {
+      onDispatchStep: (step, key) => {
         if (crashPlan.get(key) === step) {
           crashPlan.delete(key);
           throw new InjectedCrashError(`crash at ${step}`);

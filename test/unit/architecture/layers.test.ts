@@ -54,6 +54,7 @@ describe('layer rules (biome.json noRestrictedImports)', () => {
     ['shared/adapters/probe.ts', '../../test/support/memory-store.js'],
     ['shared/providers/twilio/probe.ts', '../../../local/simulator/server.js'],
     ['shared/composition/probe.ts', '../../scripts/chaos/driver.js'],
+    ['shared/usecases/probe.ts', '../../local/faults/dispatch-crash.js'],
   ])('%s may not import %s', async (path, specifier) => {
     // Act
     const hits = await restrictedImports(path, specifier);

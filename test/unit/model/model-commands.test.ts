@@ -6,9 +6,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DispatchStep } from '../../../local/faults/dispatch-crash.js';
 import { isFinal } from '../../../shared/domain/notification.js';
 import { dispatchDeadline } from '../../../shared/domain/policy.js';
-import { DispatchStep } from '../../../shared/usecases/dispatch-notification.js';
 import {
   breaches,
   createWorld,

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DispatchStep } from '../../../shared/usecases/dispatch-notification.js';
+import { DispatchStep } from '../../../local/faults/dispatch-crash.js';
 import { breaches, createWorld, drain, requestFor, SEND_FAULTS, T0 } from './world.js';
 
 /** Runs per property: at least 1,000 in `npm test`; `MODEL_RUNS` (set by `npm run chaos`) asks for more. */

@@ -4,6 +4,11 @@
  * queue that only records, and a manual clock. Plus the checks every step must pass.
  */
 
+import {
+  type DispatchStep,
+  InjectedCrashError,
+  withDispatchSteps,
+} from '../../../local/faults/dispatch-crash.js';
 import { keyOfReference, trailProblems } from '../../../scripts/chaos/invariants.js';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
@@ -24,12 +29,7 @@ import type {
 import type { DispatchMessage, DispatchQueue } from '../../../shared/ports/queue.js';
 import { TWILIO_CAPABILITIES } from '../../../shared/providers/twilio/provider.js';
 import { type AdmissionOutcome, admitNotification } from '../../../shared/usecases/admit-notification.js';
-import {
-  type DispatchReport,
-  type DispatchStep,
-  dispatchNotification,
-} from '../../../shared/usecases/dispatch-notification.js';
-import { InjectedCrashError } from '../../../shared/usecases/errors.js';
+import { type DispatchReport, dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';
 import { ingestReceipt } from '../../../shared/usecases/ingest-receipt.js';
 import { type ReconcileSummary, reconcileDue } from '../../../shared/usecases/reconcile-due.js';
 import { ManualClock } from '../../support/manual-clock.js';
@@ -264,19 +264,13 @@ export function createWorld(options: WorldOptions = {}) {
     async dispatch(key: string, crash?: DispatchStep): Promise<DispatchReport | 'crashed' | 'throttled'> {
       const crashStep = crash ?? crashAt.get(key);
       crashAt.delete(key);
+      // This invocation's ports, wrapped to die at the planned step (the reconciler's stay plain).
+      const ports = withDispatchSteps({ store, provider }, (step) => {
+        if (step === crashStep) throw new InjectedCrashError(`crash at ${step}`);
+      });
       try {
         return await dispatchNotification(
-          {
-            store,
-            cipher,
-            provider,
-            clock,
-            policy,
-            owner: `sender-${++owners}`,
-            onStep: (step) => {
-              if (step === crashStep) throw new InjectedCrashError(`crash at ${step}`);
-            },
-          },
+          { ...ports, cipher, clock, policy, owner: `sender-${++owners}` },
           key,
         );
       } catch (error) {
