@@ -63,6 +63,8 @@ export interface LocalStackOptions {
   readonly wrapCipher?: (cipher: Cipher) => Cipher;
   /** Parallel reconcile-queue consumers (the worker function's `maxConcurrency`). */
   readonly reconcileWorkerConcurrency?: number;
+  /** Parallel status-poll-queue consumers (the poll event source's `maxConcurrency`). */
+  readonly reconcilePollWorkerConcurrency?: number;
 }
 
 export interface LocalStack {
@@ -75,6 +77,8 @@ export interface LocalStack {
   readonly dlqUrl: string;
   /** The reconcile queue the scheduled pass fans due keys out to. */
   readonly reconcileQueueUrl: string;
+  /** The status-poll queue: the pass's poll-lane keys, consumed by the same worker. */
+  readonly pollQueueUrl: string;
   readonly config: ServiceConfig;
   readonly runtime: ServiceRuntime;
   /**
@@ -182,6 +186,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       options.queueName ? `${options.queueName}-reconcile` : `${tableName}-reconcile`,
       { visibilityTimeoutSeconds: visibility, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) },
     );
+    // Status polls of `sent` messages on their own queue, as in AWS: they never delay an expiry.
+    const pollQueues = await ensureQueues(
+      sqs,
+      options.queueName ? `${options.queueName}-status-poll` : `${tableName}-status-poll`,
+      { visibilityTimeoutSeconds: visibility, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) },
+    );
 
     // The API listens before the configuration is built: the Twilio status-callback base is its own
     // receipts route, whose port is known only now. Requests wait for the handlers below (503 before).
@@ -203,6 +213,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       TABLE_NAME: tableName,
       DISPATCH_QUEUE_URL: queueUrl,
       RECONCILE_QUEUE_URL: reconcileQueues.queueUrl,
+      RECONCILE_POLL_QUEUE_URL: pollQueues.queueUrl,
       // Receipts reach the local receipts route within seconds: a status poll is the fallback for
       // one that did not come, as in AWS (120 s there), scaled to the local timings.
       RECEIPT_GRACE_SECONDS: env.RECEIPT_GRACE_SECONDS ?? '10',
@@ -334,6 +345,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(reconcilePoller.stop);
 
+    const pollQueueArn =
+      (
+        await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl: pollQueues.queueUrl, AttributeNames: ['QueueArn'] }),
+        )
+      ).Attributes?.QueueArn ?? '';
+    const pollPoller = startSqsPoller({
+      client: sqs,
+      queueUrl: pollQueues.queueUrl,
+      queueArn: pollQueueArn,
+      handler: (event) => reconcileWorker(event),
+      concurrency:
+        options.reconcilePollWorkerConcurrency ?? Number(env.RECONCILE_POLL_WORKER_CONCURRENCY ?? 2),
+      onError,
+    });
+    stops.push(pollPoller.stop);
+
     const reconcileNow = () => inlineReconciler();
     const intervalMs = options.reconcileIntervalMs ?? Number(env.RECONCILE_INTERVAL_SECONDS ?? 5) * 1000;
     const timer = startTimer(intervalMs, () => reconciler(), onError);
@@ -348,6 +376,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       queueUrl,
       dlqUrl,
       reconcileQueueUrl: reconcileQueues.queueUrl,
+      pollQueueUrl: pollQueues.queueUrl,
       config,
       runtime,
       reconcileNow,

@@ -28,7 +28,7 @@ import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
 import { twilioAuthTokenFor } from './receipts.js';
-import { lookupBoundedProvider, reconcileQueueFor } from './reconcile.js';
+import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconcile.js';
 import { cipherFor, fingerprinterFor } from './secrets.js';
 import { storeFor } from './store.js';
 
@@ -213,6 +213,8 @@ export interface ReconcilerOptions {
    * without one the pass handles every key itself). `null`: handle them inline (operator CLI).
    */
   readonly reconcileQueue?: DispatchQueue | null;
+  /** Where the pass puts the poll lane's keys: default the configured `RECONCILE_POLL_QUEUE_URL`. */
+  readonly pollQueue?: DispatchQueue;
 }
 
 /** The scheduled pass over the due index; never sends. */
@@ -224,9 +226,11 @@ export async function composeReconciler(
   const p = partsOf(config, parts);
   const reconcileQueue =
     options.reconcileQueue === null ? undefined : (options.reconcileQueue ?? reconcileQueueFor(config));
+  const pollQueue = options.pollQueue ?? pollQueueFor(config);
   const handler = createReconcilerHandler({
     ...(await reconcileItemDeps(config, p)),
     ...(reconcileQueue ? { reconcileQueue } : {}),
+    ...(reconcileQueue && pollQueue ? { pollQueue } : {}),
     maxItems: config.reconcileMaxItemsPerPass,
     resweepMs: config.reconcileResweepMs,
     maxRounds: config.reconcileMaxRounds,
