@@ -91,12 +91,14 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
  * SNS has no receipts, and a delivery-status line shows up only seconds after the delivery (the
  * simulator's log lag, 2 s, like CloudWatch's), so a status poll earlier than that reads nothing:
  * polls start at 2 s. Every poll is a `FilterLogEvents` read under the account's 5 calls a second, and
- * the lookups of the workers that run at once share one read, so four workers (the stack's
- * `maxConcurrency`) rather than the local default of two fill those reads.
+ * the lookups of the workers that run at once share one read, so four workers on each of the two
+ * reconcile queues (the stack's `maxConcurrency` is 4 and 2, over containers that each read for
+ * themselves; here one process reads for all) rather than the local default of two fill those reads.
  */
 export const SNS_CHAOS_ENV: Readonly<Record<string, string>> = {
   STATUS_POLL_SECONDS: '2',
   RECONCILE_WORKER_CONCURRENCY: '4',
+  RECONCILE_POLL_WORKER_CONCURRENCY: '4',
 };
 
 /** Options of {@link runChaos}. */
