@@ -219,11 +219,21 @@ export type FingerprintKeySource =
   | { readonly kind: 'secret'; readonly secret: ISecret }
   | { readonly kind: 'generated' };
 
+/** Time between the passes of one scheduled reconciler invocation (`RECONCILE_PASS_SPACING_SECONDS`' default). */
+export const RECONCILE_PASS_SPACING = Duration.seconds(SETTINGS.reconcilePassSpacing.local);
+/** The longest run of passes one invocation makes (Lambda's 15-minute limit, with room to spare). */
+export const RECONCILE_MAX_RUN = Duration.minutes(10);
+
 /** The props with every default applied and checked. */
 export interface ResolvedSettings {
   readonly provider: ProviderSettings;
   readonly evidenceRetentionDays: number;
   readonly reconcileSchedule: Duration;
+  /**
+   * Passes one scheduled invocation runs, {@link RECONCILE_PASS_SPACING} apart, so a due entry
+   * waits about that long for a pass rather than a whole schedule period (at most 10 minutes of passes).
+   */
+  readonly reconcilePassesPerRun: number;
   readonly allowedDestinations: readonly string[];
   readonly maxExpiryHours: number;
   /** The abuse-limit environment variables, checked (names as in `shared/config.ts`). */
@@ -285,6 +295,13 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   if (!Number.isInteger(scheduleMinutes) || scheduleMinutes < 1) {
     fail('reconcileSchedule must be a whole number of minutes, at least 1');
   }
+  const reconcilePassesPerRun = Math.max(
+    1,
+    Math.floor(
+      Math.min(reconcileSchedule.toSeconds(), RECONCILE_MAX_RUN.toSeconds()) /
+        RECONCILE_PASS_SPACING.toSeconds(),
+    ),
+  );
   const allowedDestinations = props.allowedDestinations ?? [];
   for (const prefix of allowedDestinations) {
     if (!/^\+[1-9]\d{0,14}$/.test(prefix))
@@ -376,6 +393,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     provider,
     evidenceRetentionDays,
     reconcileSchedule,
+    reconcilePassesPerRun,
     allowedDestinations,
     maxExpiryHours,
     abuseLimitEnvironment,

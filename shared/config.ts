@@ -100,6 +100,9 @@ export interface ServiceConfig {
   readonly reconcileResweepMs: number;
   /** Rounds of `reconcileMaxItemsPerPass` one fan-out pass may read while rounds come back full. */
   readonly reconcileMaxRounds: number;
+  /** Passes one scheduled (fan-out) invocation runs, `reconcilePassSpacingMs` apart. */
+  readonly reconcilePassesPerRun: number;
+  readonly reconcilePassSpacingMs: number;
   /** Lookups per second per container (token bucket); 0 = unbounded. Default: SNS 4, others 0. */
   readonly providerLookupRatePerSecond?: number;
   /** With a provider that pushes receipts, `sent` is status-polled only after this grace time. */
@@ -195,6 +198,8 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     reconcileMaxItemsPerPass: readNumber(env, SETTINGS.reconcileMaxItems),
     reconcileResweepMs: seconds(SETTINGS.reconcileResweep),
     reconcileMaxRounds: readNumber(env, SETTINGS.reconcileMaxRounds),
+    reconcilePassesPerRun: readNumber(env, SETTINGS.reconcilePassesPerRun),
+    reconcilePassSpacingMs: seconds(SETTINGS.reconcilePassSpacing),
     ...(env.PROVIDER_LOOKUP_RATE_PER_SECOND === undefined || env.PROVIDER_LOOKUP_RATE_PER_SECOND === ''
       ? {}
       : { providerLookupRatePerSecond: readNumber(env, SETTINGS.providerLookupRate) }),

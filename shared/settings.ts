@@ -146,6 +146,20 @@ export const SETTINGS = {
     scope: 'service',
     number: { integer: true, min: 1 },
   },
+  reconcilePassesPerRun: {
+    env: 'RECONCILE_PASSES_PER_RUN',
+    unit: 'count',
+    local: 1,
+    aws: "6 (the schedule's minute / `RECONCILE_PASS_SPACING_SECONDS`, at most 10 minutes of passes)",
+    description:
+      'passes one scheduled invocation runs, `RECONCILE_PASS_SPACING_SECONDS` apart: EventBridge fires once a minute at most ([reconciler.md](reconciler.md))',
+    scope: 'service',
+    number: { integer: true, min: 1 },
+  },
+  reconcilePassSpacing: {
+    env: 'RECONCILE_PASS_SPACING_SECONDS',
+    ...sec('time between the passes of one scheduled invocation', 10, 10),
+  },
   reconcileResweep: {
     env: 'RECONCILE_RESWEEP_SECONDS',
     ...sec(

@@ -10,7 +10,12 @@ import { Construct } from 'constructs';
 import { RECORD_ATTRIBUTES } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { DISPATCH_TRIGGER } from '../../shared/domain/dispatch-trigger.js';
-import { FUNCTION_ENTRIES, type ResolvedSettings, snsDeliveryLogGroups } from '../settings.js';
+import {
+  FUNCTION_ENTRIES,
+  RECONCILE_PASS_SPACING,
+  type ResolvedSettings,
+  snsDeliveryLogGroups,
+} from '../settings.js';
 import {
   allowFieldKey,
   allowIndexQuery,
@@ -51,6 +56,8 @@ export const RECONCILE_MAX_RECEIVE_COUNT = 5;
 /** Account-wide lookups per second a provider allows: SNS lookups are FilterLogEvents (5/s). */
 const PROVIDER_LOOKUPS_PER_SECOND = { sns: 4, twilio: 20 } as const;
 const RECONCILE_WORKER_TIMEOUT = Duration.seconds(60);
+/** Seconds a scheduled reconciler invocation may run past its last pass's start. */
+const RECONCILE_LAST_PASS_ROOM_SECONDS = 60;
 
 /**
  * The dispatch pipeline (DESIGN.md section 7): stream -> forwarder -> dispatch queue -> sender,
@@ -228,11 +235,16 @@ export class Pipeline extends Construct {
       ...common,
       entry: entry('reconciler'),
       description: 'reset-notifier: reconciles unknown outcomes and expiries (never sends)',
-      timeout: Duration.seconds(90),
+      // The run of passes, plus room for the last one (a pass that reads all its rounds).
+      timeout: Duration.seconds(
+        settings.reconcilePassesPerRun * RECONCILE_PASS_SPACING.toSeconds() +
+          RECONCILE_LAST_PASS_ROOM_SECONDS,
+      ),
       environment: {
         ...this.environment,
         RECONCILE_QUEUE_URL: this.reconcileQueue.queueUrl,
         RECONCILE_POLL_QUEUE_URL: this.statusPollQueue.queueUrl,
+        RECONCILE_PASSES_PER_RUN: String(settings.reconcilePassesPerRun),
       },
       // Opt-in only: overlapping passes are safe because every write is conditional on the
       // item's state and version (a lost race is a returned `stale`, never a second send), and the

@@ -23,6 +23,7 @@ import type { NotificationStore } from '../ports/store.js';
 import { createEumReceiptsHandler } from '../providers/eum/index.js';
 import type { DispatchDeps, DispatchReport } from '../usecases/dispatch-notification.js';
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
+import { realSleep } from '../usecases/rate-limit.js';
 import type { ItemErrorReport, ReconcileSummary } from '../usecases/reconcile-due.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
@@ -234,6 +235,16 @@ export async function composeReconciler(
     maxItems: config.reconcileMaxItemsPerPass,
     resweepMs: config.reconcileResweepMs,
     maxRounds: config.reconcileMaxRounds,
+    // Several passes per scheduled run only when fanning out; an inline pass (the CLI) is one.
+    ...(reconcileQueue && config.reconcilePassesPerRun > 1
+      ? {
+          passes: {
+            count: config.reconcilePassesPerRun,
+            spacingMs: config.reconcilePassSpacingMs,
+            sleep: realSleep,
+          },
+        }
+      : {}),
     onSummary: (summary) => {
       p.logger.info('reconciled', { ...summary });
       passMetrics(p.metrics, summary);

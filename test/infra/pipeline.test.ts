@@ -251,6 +251,20 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
     it('takes another rate from the props', () => {
       const { template: fiveMinutes } = synthTemplate({ reconcileSchedule: Duration.minutes(5) });
       fiveMinutes.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+      // Passes 10 s apart over the whole period, and room for the last one.
+      const fn = functionByDescription(fiveMinutes, 'reconciles unknown outcomes').properties;
+      expect((fn.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+        RECONCILE_PASSES_PER_RUN: '30',
+      });
+      expect(fn.Timeout).toBe(360);
+    });
+
+    it('runs a pass every 10 s within each scheduled minute (6 per invocation), inside its timeout', () => {
+      const fn = props(ids.reconciler);
+      expect((fn.Environment as { Variables: Record<string, unknown> }).Variables).toMatchObject({
+        RECONCILE_PASSES_PER_RUN: '6',
+      });
+      expect(fn.Timeout).toBe(120);
     });
   });
 });
