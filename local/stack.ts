@@ -315,52 +315,43 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(streamPoller.stop);
 
-    const queueArn =
-      (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] })))
-        .Attributes?.QueueArn ?? '';
-    const sqsPoller = startSqsPoller({
-      client: sqs,
+    /** An SQS event source on `url`, the way Lambda polls it (the ARN names it in the events). */
+    const consume = async (
+      url: string,
+      handler: Parameters<typeof startSqsPoller>[0]['handler'],
+      concurrency: number,
+      duplicateProbability?: number,
+    ) => {
+      const attributes = await sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+      );
+      const poller = startSqsPoller({
+        client: sqs,
+        queueUrl: url,
+        queueArn: attributes.Attributes?.QueueArn ?? '',
+        handler,
+        concurrency,
+        onError,
+        ...(duplicateProbability ? { duplicateProbability } : {}),
+      });
+      stops.push(poller.stop);
+    };
+    await consume(
       queueUrl,
-      queueArn,
-      handler: (event) => sender(event),
-      concurrency: options.senderConcurrency ?? 4,
-      onError,
-      ...(options.sqsDuplicateProbability ? { duplicateProbability: options.sqsDuplicateProbability } : {}),
-    });
-    stops.push(sqsPoller.stop);
-
-    const reconcileQueueArn =
-      (
-        await sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: reconcileQueues.queueUrl, AttributeNames: ['QueueArn'] }),
-        )
-      ).Attributes?.QueueArn ?? '';
-    const reconcilePoller = startSqsPoller({
-      client: sqs,
-      queueUrl: reconcileQueues.queueUrl,
-      queueArn: reconcileQueueArn,
-      handler: (event) => reconcileWorker(event),
-      concurrency: options.reconcileWorkerConcurrency ?? Number(env.RECONCILE_WORKER_CONCURRENCY ?? 2),
-      onError,
-    });
-    stops.push(reconcilePoller.stop);
-
-    const pollQueueArn =
-      (
-        await sqs.send(
-          new GetQueueAttributesCommand({ QueueUrl: pollQueues.queueUrl, AttributeNames: ['QueueArn'] }),
-        )
-      ).Attributes?.QueueArn ?? '';
-    const pollPoller = startSqsPoller({
-      client: sqs,
-      queueUrl: pollQueues.queueUrl,
-      queueArn: pollQueueArn,
-      handler: (event) => reconcileWorker(event),
-      concurrency:
-        options.reconcilePollWorkerConcurrency ?? Number(env.RECONCILE_POLL_WORKER_CONCURRENCY ?? 2),
-      onError,
-    });
-    stops.push(pollPoller.stop);
+      (event) => sender(event),
+      options.senderConcurrency ?? 4,
+      options.sqsDuplicateProbability,
+    );
+    await consume(
+      reconcileQueues.queueUrl,
+      (event) => reconcileWorker(event),
+      options.reconcileWorkerConcurrency ?? Number(env.RECONCILE_WORKER_CONCURRENCY ?? 2),
+    );
+    await consume(
+      pollQueues.queueUrl,
+      (event) => reconcileWorker(event),
+      options.reconcilePollWorkerConcurrency ?? Number(env.RECONCILE_POLL_WORKER_CONCURRENCY ?? 2),
+    );
 
     const reconcileNow = () => inlineReconciler();
     const intervalMs = options.reconcileIntervalMs ?? Number(env.RECONCILE_INTERVAL_SECONDS ?? 5) * 1000;

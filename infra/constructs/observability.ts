@@ -429,15 +429,7 @@ export class Observability extends Construct {
       }),
     );
     dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Dispatch queue',
-        left: [
-          pipeline.dispatchQueue.metricApproximateNumberOfMessagesVisible(),
-          pipeline.dispatchQueue.metricApproximateNumberOfMessagesNotVisible(),
-        ],
-        right: [pipeline.dispatchQueue.metricApproximateAgeOfOldestMessage()],
-        width,
-      }),
+      queueWidget('Dispatch queue', pipeline.dispatchQueue, width),
       new GraphWidget({
         title: 'Dead letters',
         left: [
@@ -454,24 +446,8 @@ export class Observability extends Construct {
       }),
     );
     dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Reconcile queue',
-        left: [
-          pipeline.reconcileQueue.metricApproximateNumberOfMessagesVisible(),
-          pipeline.reconcileQueue.metricApproximateNumberOfMessagesNotVisible(),
-        ],
-        right: [pipeline.reconcileQueue.metricApproximateAgeOfOldestMessage()],
-        width,
-      }),
-      new GraphWidget({
-        title: 'Status-poll queue',
-        left: [
-          pipeline.statusPollQueue.metricApproximateNumberOfMessagesVisible(),
-          pipeline.statusPollQueue.metricApproximateNumberOfMessagesNotVisible(),
-        ],
-        right: [pipeline.statusPollQueue.metricApproximateAgeOfOldestMessage()],
-        width,
-      }),
+      queueWidget('Reconcile queue', pipeline.reconcileQueue, width),
+      queueWidget('Status-poll queue', pipeline.statusPollQueue, width),
       new GraphWidget({ title: 'Oldest due lag (ms)', left: [m.oldestDueLag], width }),
       new GraphWidget({ title: 'Poison items (marked / parked)', left: [m.poisoned, m.parked], width }),
     );
@@ -494,4 +470,17 @@ export class Observability extends Construct {
     );
     return dashboard;
   }
+}
+
+/** A queue's depth (visible, in flight) and the age of its oldest message. */
+function queueWidget(title: string, queue: Pipeline['dispatchQueue'], width: number): GraphWidget {
+  return new GraphWidget({
+    title,
+    left: [
+      queue.metricApproximateNumberOfMessagesVisible(),
+      queue.metricApproximateNumberOfMessagesNotVisible(),
+    ],
+    right: [queue.metricApproximateAgeOfOldestMessage()],
+    width,
+  });
 }

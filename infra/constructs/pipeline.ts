@@ -136,22 +136,21 @@ export class Pipeline extends Construct {
       'AwsSolutions-SQS3',
       'This queue is the reconcile dead-letter queue.',
     );
-    this.reconcileQueue = new Queue(this, 'ReconcileQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: visibilityTimeoutFor(RECONCILE_WORKER_TIMEOUT),
-      // A due key is due again on the next sweep anyway: old messages are worth little.
-      retentionPeriod: Duration.hours(1),
-      deadLetterQueue: { queue: this.reconcileDeadLetterQueue, maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT },
-    });
+    const reconcileWorkerQueue = (id: string) =>
+      new Queue(this, id, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: visibilityTimeoutFor(RECONCILE_WORKER_TIMEOUT),
+        // A due key is due again on the next sweep anyway: old messages are worth little.
+        retentionPeriod: Duration.hours(1),
+        deadLetterQueue: {
+          queue: this.reconcileDeadLetterQueue,
+          maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT,
+        },
+      });
+    this.reconcileQueue = reconcileWorkerQueue('ReconcileQueue');
     // Its own queue so that a backlog of status polls never sits ahead of an expiry.
-    this.statusPollQueue = new Queue(this, 'StatusPollQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: visibilityTimeoutFor(RECONCILE_WORKER_TIMEOUT),
-      retentionPeriod: Duration.hours(1),
-      deadLetterQueue: { queue: this.reconcileDeadLetterQueue, maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT },
-    });
+    this.statusPollQueue = reconcileWorkerQueue('StatusPollQueue');
 
     this.environment = { ...props.baseEnvironment, DISPATCH_QUEUE_URL: this.dispatchQueue.queueUrl };
     const allowEnqueue = (fn: ServiceFunction) =>
