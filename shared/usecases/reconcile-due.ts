@@ -213,11 +213,13 @@ export async function reconcileDue(deps: ReconcileDeps): Promise<ReconcileSummar
     });
   const readBacklog = async (queue: DispatchQueue | undefined, lane: readonly number[]) =>
     queue?.backlog && dueForResweep(lane) ? await queue.backlog() : undefined;
+  const shared = pollQueue === deps.reconcileQueue;
+  const { urgent, poll } = deps.store.dueLanes;
   const [urgentBacklog, separatePollBacklog] = await Promise.all([
-    readBacklog(deps.reconcileQueue, deps.store.dueLanes.urgent),
-    pollQueue === deps.reconcileQueue ? undefined : readBacklog(pollQueue, deps.store.dueLanes.poll),
+    readBacklog(deps.reconcileQueue, shared ? [...urgent, ...poll] : urgent),
+    shared ? undefined : readBacklog(pollQueue, poll),
   ]);
-  const pollBacklog = pollQueue === deps.reconcileQueue ? urgentBacklog : separatePollBacklog;
+  const pollBacklog = shared ? urgentBacklog : separatePollBacklog;
   summary.queueBacklog = urgentBacklog ?? -1;
   summary.pollQueueBacklog = pollBacklog ?? -1;
   const backlogged = (shard: number) => {

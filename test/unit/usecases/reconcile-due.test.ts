@@ -196,6 +196,27 @@ describe('reconcileDue: fair, complete passes', () => {
     expect(summary).toMatchObject({ queueBacklog: 0, pollQueueBacklog: 500, resweeps: 4 });
   });
 
+  it('with one shared queue, reads its backlog when only the poll lane is due for a fresh sweep', async () => {
+    // Prepare: polls only (the urgent lane is empty), one queue with a standing backlog.
+    const reconcileQueue = recordingQueue();
+    reconcileQueue.pending = 500;
+    const world = aWorld({ maxItems: 20, reconcileQueue, resweepMs: 10_000 });
+    for (let i = 0; i < 4; i++) await plant(world.store, world.cipher, sentRecord(keyOnShard(4 + i)));
+    await reconcileDue(world.deps);
+    reconcileQueue.messages.length = 0;
+    // Act: past the poll lane's resweep time, while the urgent lane's sweeps started just now.
+    world.clock.advance(15_000);
+    const cursor = await world.store.readReconcileCursor();
+    const positions = { ...cursor.shards };
+    for (const shard of world.store.dueLanes.urgent)
+      positions[shard] = JSON.stringify({ t: world.clock.now() });
+    await world.store.writeReconcileCursor(cursor.version, positions);
+    const summary = await reconcileDue(world.deps);
+    // Assess: the backlog was read and held the polls back (no copies of what still waits).
+    expect(summary).toMatchObject({ queueBacklog: 500, pollQueueBacklog: 500 });
+    expect(reconcileQueue.messages).toHaveLength(0);
+  });
+
   it('reads on past the last pass for what became due since, without a resweep', async () => {
     // Prepare
     const reconcileQueue = recordingQueue();
