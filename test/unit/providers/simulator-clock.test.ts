@@ -13,6 +13,18 @@ import { ACCOUNT_SID, AUTH_TOKEN, aPhoneNumber, aResetBody, basicAuth, FROM } fr
 
 const DELAYS = { sent: 100, delivered: 250 };
 
+/** One End User Messaging send of a reset, as the adapter makes it. */
+function sendOneReset(client: PinpointSMSVoiceV2Client) {
+  return client.send(
+    new SendTextMessageCommand({
+      DestinationPhoneNumber: aPhoneNumber(),
+      OriginationIdentity: 'pool-local',
+      ConfigurationSetName: 'reset-notifier',
+      MessageBody: aResetBody(),
+    }),
+  );
+}
+
 /** A started simulator and a send to it whose callbacks go to its own sink. */
 async function aSimulator(options: Parameters<typeof startSimulator>[0]) {
   const sim = await startSimulator({ authToken: AUTH_TOKEN, statusDelaysMs: DELAYS, ...options });
@@ -202,14 +214,7 @@ describe('AWS simulator clock', () => {
       received.map((r) => (JSON.parse(JSON.parse(r.body).Message) as { eventType: string }).eventType);
 
     // Act
-    await client.send(
-      new SendTextMessageCommand({
-        DestinationPhoneNumber: aPhoneNumber(),
-        OriginationIdentity: 'pool-local',
-        ConfigurationSetName: 'reset-notifier',
-        MessageBody: aResetBody(),
-      }),
-    );
+    await sendOneReset(client);
     const pendingAfterSend = clock.pendingTimers();
     clock.advance(EVENT_DELAY_MS);
     const queued = eventTypes(await receiver.waitFor(1));
@@ -244,14 +249,7 @@ describe('AWS simulator clock', () => {
         .messages[0]?.status;
 
     // Act
-    await client.send(
-      new SendTextMessageCommand({
-        DestinationPhoneNumber: aPhoneNumber(),
-        OriginationIdentity: 'pool-local',
-        ConfigurationSetName: 'reset-notifier',
-        MessageBody: aResetBody(),
-      }),
-    );
+    await sendOneReset(client);
     clock.advance(DELAYS.delivered);
     const whileQueued = await status();
     clock.advance(30_000);
