@@ -46,9 +46,13 @@ const BROWNOUT_ENV = {
   DISPATCH_MARGIN_SECONDS: '5',
   // Every reset goes to one number: the destination budget (3 per 15 min) has its own section.
   DESTINATION_LIMITS: 'off',
+  // Declared above the list lag the run injects (LIST_LAG_MS), as a deployment must.
+  PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: '10',
   // Status callbacks go to the stack's own receipts route (the local default), as Twilio's would.
 } as const;
 const RECONCILE_INTERVAL_MS = 2_000;
+/** How late half the messages show up in list reads. */
+const LIST_LAG_MS = 5_000;
 const SETTLE_MS = Number(BROWNOUT_ENV.RECONCILE_SETTLE_SECONDS) * 1000;
 const UNDECIDED = new Set(['accepted', 'dispatching', 'dispatch_unknown']);
 const KNOWN = new Set(['sent', 'delivered', 'undelivered']);
@@ -144,15 +148,18 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
       headers: { 'content-type': 'application/json' },
       // Half the sends time out after acceptance, and half the messages lose their status
       // callbacks: without the loss, the signed receipt (50 ms) beats the 1 s timeout and no
-      // unknown ever reaches the reconciler (a run without it measured 0 unknown episodes).
+      // unknown ever reaches the reconciler (a run without it measured 0 unknown episodes). Half
+      // the messages also show up in list reads only 5 s late, as Twilio's lists may: a list that is
+      // never late would make the time to truth the simulator's, not the service's.
       body: JSON.stringify([
         { mode: 'timeout_after_accept', probability: 0.5 },
         { mode: 'receipt_loss', probability: 0.5 },
+        { mode: 'list_lag', probability: 0.5, ms: LIST_LAG_MS },
       ]),
     });
     if (!fault.ok) throw new Error(`simulator refused the fault plan: ${fault.status}`);
     progress(
-      `brownout: ${ratePerSecond}/s for ${brownoutMs / 1000} s, 50 % timeout_after_accept, 50 % receipts lost`,
+      `brownout: ${ratePerSecond}/s for ${brownoutMs / 1000} s, 50 % timeout_after_accept, 50 % receipts lost, 50 % listed ${LIST_LAG_MS / 1000} s late`,
     );
     const admitted = new Set<string>();
     let rejected = 0;
@@ -244,7 +251,7 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
         },
       ],
       notes: [
-        `Admissions at ${ratePerSecond}/s, token life ${tokenLifeMs / 1000} s, reconcile interval ${RECONCILE_INTERVAL_MS / 1000} s, settle ${SETTLE_MS / 1000} s, provider timeout ${BROWNOUT_ENV.PROVIDER_TIMEOUT_MS} ms; reconcile workers 4; 50 % of messages lose their status callbacks.`,
+        `Admissions at ${ratePerSecond}/s, token life ${tokenLifeMs / 1000} s, reconcile interval ${RECONCILE_INTERVAL_MS / 1000} s, settle ${SETTLE_MS / 1000} s, provider timeout ${BROWNOUT_ENV.PROVIDER_TIMEOUT_MS} ms; reconcile workers 4; 50 % of messages lose their status callbacks, 50 % show in list reads ${LIST_LAG_MS / 1000} s late (allowance declared: ${BROWNOUT_ENV.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS} s).`,
         `Unknown episodes: ${episodes.truth.length} resolved by the provider's truth, ${episodes.stillOpen} still open at the end; p50 time to truth ${fmt(percentile(episodes.truth, 50) / 1000, 2)} s.`,
       ],
       targets: [
