@@ -1,4 +1,5 @@
 import { ForbiddenTransitionError } from './errors.js';
+import { parseReasonDetail, REFUSED_DETAIL, type ReasonDetail } from './reason-detail.js';
 import { type Actor, findTransition, NotificationState, ReasonCode, TERMINAL_STATES } from './states.js';
 
 /** Milliseconds since the epoch. All times inside the domain are numbers; ISO strings are for the edges. */
@@ -47,6 +48,8 @@ export interface NotificationRecord {
   readonly payloadFingerprint: string;
   readonly provider: ProviderRef;
   readonly lastReason: ReasonCode;
+  /** The last transition's `reason_detail` (provider code, classification id, why a proof waits), if it had one. */
+  readonly reasonDetail?: ReasonDetail;
   /** Set while `dispatching`: the claim is valid until then. */
   readonly leaseUntil?: EpochMs;
   readonly leaseOwner?: string;
@@ -80,6 +83,8 @@ export interface EvidenceRecord {
   readonly toState: NotificationState;
   readonly attempt: number;
   readonly reason: ReasonCode;
+  /** Machine-readable why (`twilio:21211`, `absence_pending:<why>`); never personal data. */
+  readonly reasonDetail?: ReasonDetail;
   readonly actor: Actor;
   readonly provider?: string;
   readonly providerMessageId?: string;
@@ -115,6 +120,11 @@ export type TransitionChanges = Partial<
 export interface TransitionIntent {
   readonly to: NotificationState;
   readonly reason: ReasonCode;
+  /**
+   * Machine-readable why, checked by {@link parseReasonDetail} when applied: a string outside the
+   * grammar is recorded as `detail_refused`, never as itself.
+   */
+  readonly reasonDetail?: string;
   readonly actor: Actor;
   readonly at: EpochMs;
   /** Fields to set; a key with value `undefined` means "remove". */
@@ -139,6 +149,9 @@ export function applyTransition(record: NotificationRecord, intent: TransitionIn
   }
   const draft: Record<string, unknown> = { ...record, ...(intent.set ?? {}) };
   for (const field of intent.remove ?? []) delete draft[field];
+  // The record's detail is always the last transition's: one without a detail clears it.
+  delete draft.reasonDetail;
+  const reasonDetail = detailOf(intent);
   const final = TERMINAL_STATES.has(intent.to) || (intent.set?.closed ?? false);
   if (final) {
     // Final records leave the reconciler's sparse index and give up any lease.
@@ -153,8 +166,15 @@ export function applyTransition(record: NotificationRecord, intent: TransitionIn
     version: record.version + 1,
     updatedAt: intent.at,
     lastReason: intent.reason,
+    ...(reasonDetail === undefined ? {} : { reasonDetail }),
   };
   return { previous: record, next, evidence: evidenceFor(record.state, next, intent) };
+}
+
+/** The intent's detail as it may be stored: admitted by the grammar, otherwise the refusal marker. */
+function detailOf(intent: Pick<TransitionIntent, 'reasonDetail'>): ReasonDetail | undefined {
+  if (intent.reasonDetail === undefined) return undefined;
+  return parseReasonDetail(intent.reasonDetail) ?? REFUSED_DETAIL;
 }
 
 function findActor(from: NotificationState, intent: TransitionIntent): boolean {
@@ -164,8 +184,9 @@ function findActor(from: NotificationState, intent: TransitionIntent): boolean {
 function evidenceFor(
   from: NotificationState | null,
   next: NotificationRecord,
-  intent: Pick<TransitionIntent, 'reason' | 'actor' | 'at'>,
+  intent: Pick<TransitionIntent, 'reason' | 'reasonDetail' | 'actor' | 'at'>,
 ): EvidenceRecord {
+  const reasonDetail = detailOf(intent);
   return {
     idempotencyKey: next.idempotencyKey,
     eventId: next.eventId,
@@ -175,6 +196,7 @@ function evidenceFor(
     toState: next.state,
     attempt: next.attempts,
     reason: intent.reason,
+    ...(reasonDetail === undefined ? {} : { reasonDetail }),
     actor: intent.actor,
     provider: next.provider.name,
     ...(next.provider.messageId === undefined ? {} : { providerMessageId: next.provider.messageId }),

@@ -1,5 +1,7 @@
 import * as z from 'zod';
+import { REASON_DETAIL_MAX_LENGTH, REASON_DETAIL_PATTERN } from '../domain/reason-detail.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../domain/states.js';
+import { WaitKind } from '../domain/waiting-for.js';
 import type { EvidenceView, NotificationView } from '../usecases/view.js';
 import type { ErrorBody } from './responses.js';
 
@@ -12,6 +14,18 @@ import type { ErrorBody } from './responses.js';
 const isoTime = z.iso.datetime({ offset: true });
 const states = z.enum(ALL_STATES as [NotificationState, ...NotificationState[]]);
 const reasons = z.enum(ALL_REASONS as [ReasonCode, ...ReasonCode[]]);
+const reasonDetail = z
+  .string()
+  .max(REASON_DETAIL_MAX_LENGTH)
+  .regex(REASON_DETAIL_PATTERN)
+  .meta({
+    description:
+      'Machine-readable why of the transition: a provider code or classification id (`twilio:21211`, ' +
+      '`eum:validation:PRICE_OVER_THRESHOLD`, `sns:<code>`), why a proof of absence waits ' +
+      '(`absence_pending:<why>`, `absence_disabled:<why>`), or why a command expired unsent ' +
+      '(`never_claimed`, `backoff_past_deadline:<cause>`, `max_attempts:<cause>`). Never personal data.',
+  });
+const waitKinds = Object.values(WaitKind) as [WaitKind, ...WaitKind[]];
 
 /** The public view of one notification: never the phone number, params, token or URL. */
 export const NotificationViewSchema = z.object({
@@ -29,6 +43,17 @@ export const NotificationViewSchema = z.object({
     .meta({ description: 'HMAC of the destination number (not reversible)' }),
   provider: z.object({ name: z.string(), message_id: z.string().optional() }),
   last_reason: reasons.optional(),
+  reason_detail: reasonDetail.optional(),
+  waiting_for: z
+    .object({
+      what: z.enum(waitKinds),
+      until: isoTime,
+      bounded_by_expiry: z
+        .boolean()
+        .meta({ description: 'The wait ends at expires_at: the command expires then' }),
+    })
+    .optional()
+    .meta({ description: 'For a command that is not final: what the service waits for, and until when' }),
 });
 
 /** One evidence record (a transition, with its reason and actor). */
@@ -41,6 +66,7 @@ export const EvidenceViewSchema = z.object({
   to_state: states,
   attempt: z.number().int().nonnegative(),
   reason: reasons,
+  reason_detail: reasonDetail.optional(),
   actor: z.string(),
   provider: z.string().optional(),
   provider_message_id: z.string().optional(),

@@ -1,4 +1,5 @@
 import type { EvidenceRecord, NotificationRecord } from '../domain/notification.js';
+import { waitingFor } from '../domain/waiting-for.js';
 
 /** The public view of a command (DESIGN.md section 3). Never the phone number, params, token or URL. */
 export interface NotificationView {
@@ -14,6 +15,18 @@ export interface NotificationView {
   readonly destination_fingerprint: string;
   readonly provider: { readonly name: string; readonly message_id?: string };
   readonly last_reason?: string;
+  /** The last transition's machine-readable why (`twilio:21211`, `absence_pending:<why>`); never personal data. */
+  readonly reason_detail?: string;
+  /** For a command that is not final: what the service waits for, and until when. */
+  readonly waiting_for?: WaitingForView;
+}
+
+/** What a non-final command waits for (`shared/domain/waiting-for.ts`). */
+export interface WaitingForView {
+  readonly what: string;
+  readonly until: string;
+  /** The wait ends at `expires_at`: the command expires then instead. */
+  readonly bounded_by_expiry: boolean;
 }
 
 /** The public shape of one evidence record (DESIGN.md section 6). */
@@ -26,6 +39,7 @@ export interface EvidenceView {
   readonly to_state: string;
   readonly attempt: number;
   readonly reason: string;
+  readonly reason_detail?: string;
   readonly actor: string;
   readonly provider?: string;
   readonly provider_message_id?: string;
@@ -35,6 +49,7 @@ export interface EvidenceView {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function toView(record: NotificationRecord): NotificationView {
+  const waiting = waitingFor(record);
   return {
     idempotency_key: record.idempotencyKey,
     event_id: record.eventId,
@@ -51,6 +66,16 @@ export function toView(record: NotificationRecord): NotificationView {
       ...(record.provider.messageId === undefined ? {} : { message_id: record.provider.messageId }),
     },
     last_reason: record.lastReason,
+    ...(record.reasonDetail === undefined ? {} : { reason_detail: record.reasonDetail }),
+    ...(waiting === undefined
+      ? {}
+      : {
+          waiting_for: {
+            what: waiting.kind,
+            until: iso(waiting.until),
+            bounded_by_expiry: waiting.boundedByExpiry,
+          },
+        }),
   };
 }
 
@@ -64,6 +89,7 @@ export function toEvidenceView(evidence: EvidenceRecord): EvidenceView {
     to_state: evidence.toState,
     attempt: evidence.attempt,
     reason: evidence.reason,
+    ...(evidence.reasonDetail === undefined ? {} : { reason_detail: evidence.reasonDetail }),
     actor: evidence.actor,
     ...(evidence.provider === undefined ? {} : { provider: evidence.provider }),
     ...(evidence.providerMessageId === undefined ? {} : { provider_message_id: evidence.providerMessageId }),
