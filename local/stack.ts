@@ -31,6 +31,7 @@ import { type ApiHandler, type LocalRoute, startHttpServer } from './runtime/htt
 import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
 import { startStreamPoller } from './runtime/stream-poller.js';
 import { startAwsSimulator } from './simulator/aws/server.js';
+import { POOL_SENDER, SIM_MESSAGING_SERVICE_SID, SIM_OWNED_NUMBER } from './simulator/messages.js';
 import { startSimulator } from './simulator/server.js';
 
 export interface LocalStackOptions {
@@ -233,6 +234,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
               // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
               PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',
               PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: env.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS ?? '0',
+              // A simulated messaging service (Twilio schedules messages only through one) and a
+              // number of the simulated account: absence is provable in a quiet account through the
+              // scheduled-and-canceled probe (docs/providers/twilio.md). The sender stays fixed.
+              PROVIDER_FROM: env.PROVIDER_FROM ?? POOL_SENDER,
+              PROVIDER_MESSAGING_SERVICE_SID: env.PROVIDER_MESSAGING_SERVICE_SID ?? SIM_MESSAGING_SERVICE_SID,
+              PROVIDER_ABSENCE_PROBE_TO: env.PROVIDER_ABSENCE_PROBE_TO ?? SIM_OWNED_NUMBER,
             }),
       CIPHER: 'local',
       LOCAL_DATA_KEY: env.LOCAL_DATA_KEY ?? keys.dataKey,

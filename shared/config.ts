@@ -78,6 +78,8 @@ export interface ServiceConfig {
   readonly providerRedaction: 'on' | 'off';
   /** `PROVIDER_LIST_LAG_ALLOWANCE_SECONDS` (default 60): how long a new message may be missing from list reads. */
   readonly providerListLagAllowanceMs: number;
+  /** `PROVIDER_ABSENCE_PROBE_TO`: the number the Twilio absence probe is scheduled to (one we own); unset: no probe. */
+  readonly providerAbsenceProbeTo?: string;
   /** Upper bound of one status lookup (reads only). */
   readonly providerLookupTimeoutMs: number;
   /** `local` (AES-256-GCM key from LOCAL_DATA_KEY) or `kms` (KMS_KEY_ID). */
@@ -151,6 +153,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('providerMessagingServiceSid', env.PROVIDER_MESSAGING_SERVICE_SID),
     providerRedaction: oneOf(env, 'PROVIDER_REDACTION', ['on', 'off'] as const, 'on'),
     providerListLagAllowanceMs: readNumber(env, SETTINGS.twilioListLagAllowance, 60) * 1000,
+    ...opt('providerAbsenceProbeTo', env[SETTINGS.twilioAbsenceProbeTo.env]),
     ...opt('providerAuthTokenSecretArn', env.PROVIDER_AUTH_TOKEN_SECRET_ARN),
     ...opt('snsSenderId', env.SNS_SENDER_ID),
     snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),

@@ -320,6 +320,15 @@ export const SETTINGS = {
     ...sec('how long a new message may be missing from Twilio list reads', 60, 60),
     local: '60 (`npm start`: 0 for its simulator)',
   },
+  twilioAbsenceProbeTo: {
+    env: 'PROVIDER_ABSENCE_PROBE_TO',
+    unit: 'text',
+    local: 'unset (`npm start`: a number of its simulator)',
+    aws: 'unset',
+    description:
+      'a number you own (E.164, best a Twilio number of the account): with `PROVIDER_MESSAGING_SERVICE_SID` and redaction `off`, absence is proven in a quiet account by a scheduled message to it, canceled at once ([providers/twilio.md](providers/twilio.md))',
+    scope: 'service',
+  },
   twilioAuthTokenSecret: {
     env: 'PROVIDER_AUTH_TOKEN_SECRET_ARN',
     unit: 'text',

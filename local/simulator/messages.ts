@@ -6,7 +6,7 @@
 export const API_VERSION = '2010-04-01';
 
 /** Twilio's status names for an outbound message, as far as the simulator produces them. */
-export type SimStatus = 'accepted' | 'queued' | 'sent' | 'delivered' | 'failed';
+export type SimStatus = 'scheduled' | 'canceled' | 'accepted' | 'queued' | 'sent' | 'delivered' | 'failed';
 
 /** Twilio error 30036: the message stayed queued longer than its ValidityPeriod and was not sent. */
 export const VALIDITY_EXPIRED = { code: 30036, message: 'Validity Period Expired' } as const;
@@ -19,6 +19,15 @@ export const NOT_SENT_ERRORS: Readonly<Record<number, string>> = {
 
 /** The sender a messaging service's pool assigns (the simulator's pool has one number). */
 export const POOL_SENDER = '+15005550006';
+
+/** The messaging service the local stack sends through (any `MG` + 32 hex is accepted). */
+export const SIM_MESSAGING_SERVICE_SID = `MG${'5'.repeat(32)}`;
+
+/**
+ * A second number of the simulated account, with no handset behind it: the local stack addresses
+ * the Twilio absence probe to it (PROVIDER_ABSENCE_PROBE_TO).
+ */
+export const SIM_OWNED_NUMBER = '+15005550010';
 
 /** What the receipt faults did to a message's status callbacks. */
 export type ReceiptFault = 'none' | 'lost' | 'duplicated' | 'delayed';
@@ -50,6 +59,13 @@ export interface StoredMessage {
   readonly listVisibleAt?: number;
   /** Deleted through the API: gone from reads, still in the ledger (it was sent all the same). */
   deleted?: boolean;
+  /**
+   * A scheduled message (`ScheduleType=fixed`, `SendAt`, with a messaging service): `scheduled`
+   * until this instant, then its timeline (which starts here) runs as for any message.
+   */
+  readonly sendAt?: number;
+  /** Mutable: when `POST Status=canceled` canceled it (only while `scheduled`); final, never sent. */
+  canceledAt?: number;
   /** Extra delay of every status callback, in ms (the `receipt_delay` fault). */
   readonly receiptDelayMs?: number;
   readonly receiptFault?: ReceiptFault;
@@ -121,6 +137,25 @@ export function stateAt(
   errorCode: number | null;
   errorMessage: string | null;
 } {
+  // Canceled (only possible while scheduled): final, and its timeline never runs.
+  if (message.canceledAt !== undefined && now >= message.canceledAt) {
+    return {
+      status: 'canceled',
+      updatedAt: message.canceledAt,
+      sentAt: null,
+      errorCode: null,
+      errorMessage: null,
+    };
+  }
+  if (message.sendAt !== undefined && now < message.sendAt) {
+    return {
+      status: 'scheduled',
+      updatedAt: message.acceptedAt,
+      sentAt: null,
+      errorCode: null,
+      errorMessage: null,
+    };
+  }
   let current: StatusEvent | undefined;
   let sentAt: number | null = null;
   for (const event of message.timeline) {
@@ -132,7 +167,7 @@ export function stateAt(
     return {
       // A messaging service message is `accepted` until a sender from the pool is assigned.
       status: message.messagingServiceSid ? 'accepted' : 'queued',
-      updatedAt: message.acceptedAt,
+      updatedAt: message.sendAt ?? message.acceptedAt,
       sentAt: null,
       errorCode: null,
       errorMessage: null,

@@ -7,9 +7,14 @@
  * - `POST /2010-04-01/Accounts/{AccountSid}/Messages.json` (form: To, From and/or
  *   MessagingServiceSid, Body, ValidityPeriod, StatusCallback) -> 201 Message | 400/401/429/5xx
  *   with Twilio's error shape `{code, message, more_info, status}`.
+ *   With `MessagingServiceSid`, `ScheduleType=fixed` and `SendAt` (UTC ISO 8601, 15 minutes to 7
+ *   days ahead; else 35126, 35111 or 35114) the message is `scheduled` (no `date_sent`, listed
+ *   like any other) until `SendAt`, then runs its timeline; without a messaging service the
+ *   schedule is dropped and the message sent at once, as Twilio documents.
  * - `GET  .../Messages/{Sid}.json` -> 200 Message | 404 (20404).
  * - `POST .../Messages/{Sid}.json` with `Body=""` -> 200 Message with the body redacted (Twilio's
- *   only body update); `DELETE .../Messages/{Sid}.json` -> 204 (gone from reads; the ledger keeps it).
+ *   only body update); with `Status=canceled` -> 200 `canceled` for a `scheduled` message (never
+ *   sent then), else 30409; `DELETE .../Messages/{Sid}.json` -> 204 (gone from reads; the ledger keeps it).
  * - `GET  .../Messages.json?To=&From=&DateSent=&DateSent<=&DateSent>=&PageSize=&Page=&PageToken=`
  *   -> Twilio's list page, newest `date_sent` first (unsent messages first; `listOrder`), keyset
  *   pagination through `next_page_uri`. `DateSent`
@@ -177,6 +182,13 @@ const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 1000;
 const DAY_MS = 86_400_000;
 const CALLBACK_TIMEOUT_MS = 5_000;
+/**
+ * Message Scheduling's window: Twilio must receive the create request at least 15 minutes before
+ * `SendAt` (error 35114) and at most 35 days before it (the scheduling page), 7 days in its FAQ:
+ * the narrower of the documented windows, never kinder.
+ */
+const SCHEDULE_MIN_LEAD_MS = 15 * 60_000;
+const SCHEDULE_MAX_LEAD_MS = 7 * DAY_MS;
 const E164 = /^\+[1-9]\d{6,14}$/;
 const MESSAGES_ROUTE = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages(?:\/([^/]+))?\.json$/;
 
@@ -273,8 +285,28 @@ function twilioError(
   );
 }
 
+/**
+ * `SendAt` of a message to schedule, or undefined for an immediate send. Twilio schedules only
+ * with a messaging service: without `MessagingServiceSid` it drops `ScheduleType`/`SendAt` and
+ * sends at once (Message Scheduling FAQ), and so does the simulator. `SendAt` without
+ * `ScheduleType` is likewise not a schedule. A malformed schedule is an error (35126, 35111, 35114).
+ */
+function scheduleOf(form: URLSearchParams, now: number): { sendAt?: number } | TwilioErrorSpec {
+  const service = form.get('MessagingServiceSid');
+  const type = form.get('ScheduleType');
+  if (service === null || service === '' || type === null) return {};
+  if (type !== 'fixed') return [35126, 'The ScheduleType value provided is not supported for this channel'];
+  const raw = form.get('SendAt');
+  if (raw === null || raw === '') return [35111, 'SendAt timestamp is missing'];
+  // ISO 8601 in UTC, as Twilio documents it (`2021-11-30T20:36:27Z`).
+  const sendAt = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(sendAt) || sendAt - now < SCHEDULE_MIN_LEAD_MS || sendAt - now > SCHEDULE_MAX_LEAD_MS)
+    return [35114, 'Scheduling does not support this timestamp'];
+  return { sendAt };
+}
+
 /** Twilio-style validation of a create-message form. */
-function validateSend(form: URLSearchParams): TwilioErrorSpec | null {
+function validateSend(form: URLSearchParams, now: number): TwilioErrorSpec | null {
   const to = form.get('To');
   const body = form.get('Body');
   if (to === null || to === '') return [21604, "A 'To' phone number is required."];
@@ -306,6 +338,8 @@ function validateSend(form: URLSearchParams): TwilioErrorSpec | null {
     }
     if (!ok) return [21609, 'Invalid StatusCallback URL'];
   }
+  const schedule = scheduleOf(form, now);
+  if (Array.isArray(schedule)) return schedule as TwilioErrorSpec;
   return MAGIC_DESTINATIONS[to] ?? null;
 }
 
@@ -475,6 +509,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         const cancel = clock.setTimer(
           () => {
             timers.delete(cancel);
+            // A canceled scheduled message never runs its timeline.
+            if (message.canceledAt !== undefined) return;
             void postCallback(message, event, token);
           },
           Math.max(0, event.at + (message.receiptDelayMs ?? 0) + copy * 50 - clock.now()),
@@ -491,6 +527,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const validity = Number(form.get('ValidityPeriod') ?? MAX_VALIDITY_SECONDS);
     const statusCallback = form.get('StatusCallback');
     const service = form.get('MessagingServiceSid');
+    // Validated before: a schedule here is well-formed (or absent: sent at once).
+    const schedule = scheduleOf(form, acceptedAt);
+    const sendAt = Array.isArray(schedule) ? undefined : (schedule as { sendAt?: number }).sendAt;
     const fired = faults.takeForMessage();
     const receiptFault: ReceiptFault = fired.receipt_loss
       ? 'lost'
@@ -514,8 +553,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       destinationFingerprint: fingerprint(to),
       acceptedAt,
       numSegments: segmentCount(body),
+      // A scheduled message's life (queue, send, delivery) starts at its SendAt.
       timeline: timelineFor(
-        acceptedAt,
+        sendAt ?? acceptedAt,
         validity,
         delays,
         fired.fail_not_sent?.errorCode,
@@ -525,6 +565,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       listVisibleAt: acceptedAt + (fired.list_lag?.ms ?? 0),
       receiptDelayMs: fired.receipt_delay?.ms ?? 0,
       receiptFault,
+      ...(sendAt === undefined ? {} : { sendAt }),
     };
     messages.push(message);
     bySid.set(message.sid, message);
@@ -560,7 +601,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     if (raw === null) return answer(413, [20001, 'Request body too large'], { connection: 'close' });
     if (!authorised(req, accountSid))
       return answer(401, AUTHENTICATE, { 'www-authenticate': 'Basic realm="Twilio API"' });
-    const invalid = validateSend(form);
+    const invalid = validateSend(form, clock.now());
     if (invalid !== null) return answer(400, invalid);
 
     const fault = faults.takeForSend();
@@ -693,8 +734,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     const form = new URLSearchParams(raw);
     const body = form.get('Body');
     if (form.has('Status')) {
-      // No simulated message is scheduled, and only scheduled messages can be canceled.
-      return twilioError(res, 400, [30409, 'Message cannot be canceled: it is not scheduled']);
+      // `canceled` is the only value the update takes (OpenAPI `message_enum_update_status`).
+      if (form.get('Status') !== 'canceled') return twilioError(res, 400, [20001, 'Invalid Status']);
+      const now = clock.now();
+      // Error 30409: only a message still `scheduled` (which needs a messaging service) can be canceled.
+      if (stateAt(message, now).status !== 'scheduled')
+        return twilioError(res, 400, [30409, 'This message cannot be canceled']);
+      message.canceledAt = now;
+      persist(message);
+      log(`canceled sid=${message.sid}`);
+      if (message.statusCallback !== null && message.receiptFault !== 'lost') {
+        // A status change after creation: Twilio posts a callback for it.
+        const event: StatusEvent = { at: now, status: 'canceled', errorCode: null, errorMessage: null };
+        void postCallback(message, event, `${message.sid}-canceled-${randomBytes(6).toString('hex')}`);
+      }
+      return sendJson(res, 200, toTwilioJson(message, now, extensions));
     }
     if (body !== '') return twilioError(res, 400, [20001, 'Body can only be updated to an empty string']);
     message.body = '';

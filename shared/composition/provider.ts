@@ -109,6 +109,7 @@ async function buildProvider(
     statusCallbackBase: config.providerStatusCallbackBase ?? '',
     redaction: config.providerRedaction,
     listLagAllowanceMs: config.providerListLagAllowanceMs,
+    ...(config.providerAbsenceProbeTo ? { absenceProbeTo: config.providerAbsenceProbeTo } : {}),
     name: config.provider,
     lookupTimeoutMs: config.providerLookupTimeoutMs,
     clock,
@@ -148,6 +149,7 @@ export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: 
       statusCallbackBase: config.providerStatusCallbackBase,
       from: config.providerFrom,
       messagingServiceSid: config.providerMessagingServiceSid,
+      absenceProbeTo: config.providerAbsenceProbeTo,
     });
   }
   let built: Promise<SmsProvider> | undefined;

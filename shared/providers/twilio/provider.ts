@@ -27,6 +27,7 @@ import {
   type SendOutcome,
   type SmsProvider,
 } from '../../domain/provider.js';
+import { type AbsenceProbe, createAbsenceProbe, isAbsenceProbe } from './absence-probe.js';
 import {
   classifySend,
   MESSAGE_SID,
@@ -88,6 +89,13 @@ export interface TwilioProviderOptions {
   readonly listLagAllowanceMs?: number;
   /** How long one canary confirmation stands; default {@link DEFAULT_CANARY_INTERVAL_MS}. */
   readonly canaryIntervalMs?: number;
+  /**
+   * A number the operator owns (E.164; best a Twilio number of the account): with a messaging
+   * service and redaction `off`, an absence proof that waits for a fresh canary creates a
+   * scheduled message to it and cancels it at once (./absence-probe.ts), at most once per canary
+   * interval. Unset: no probe, and absence in a quiet account waits for other traffic.
+   */
+  readonly absenceProbeTo?: string;
   /**
    * How much older than an attempt's claim the canary message may be; default {@link CANARY_SKEW_MS}
    * (clock skew only). Larger values trust older canaries: for tests of other conditions only.
@@ -200,7 +208,13 @@ export function checkTwilioSettings(settings: {
   readonly statusCallbackBase?: string | undefined;
   readonly from?: string | undefined;
   readonly messagingServiceSid?: string | undefined;
-}): { callbackBase: string; from: string | undefined; messagingServiceSid: string | undefined } {
+  readonly absenceProbeTo?: string | undefined;
+}): {
+  callbackBase: string;
+  from: string | undefined;
+  messagingServiceSid: string | undefined;
+  absenceProbeTo: string | undefined;
+} {
   const callbackBase = settings.statusCallbackBase?.trim() ?? '';
   if (callbackBase === '') {
     throw new InvalidConfigurationError(
@@ -223,7 +237,20 @@ export function checkTwilioSettings(settings: {
       'a Twilio provider needs a sender: PROVIDER_FROM or PROVIDER_MESSAGING_SERVICE_SID',
     );
   }
-  return { callbackBase, from, messagingServiceSid };
+  const absenceProbeTo =
+    settings.absenceProbeTo === undefined || settings.absenceProbeTo === ''
+      ? undefined
+      : settings.absenceProbeTo;
+  if (absenceProbeTo !== undefined && !/^\+[1-9]\d{6,14}$/.test(absenceProbeTo)) {
+    throw new InvalidConfigurationError('PROVIDER_ABSENCE_PROBE_TO must be an E.164 number');
+  }
+  if (absenceProbeTo !== undefined && messagingServiceSid === undefined) {
+    // Twilio schedules only with a messaging service; without one it would send the probe at once.
+    throw new InvalidConfigurationError(
+      'PROVIDER_ABSENCE_PROBE_TO needs PROVIDER_MESSAGING_SERVICE_SID: Twilio schedules messages only through a messaging service',
+    );
+  }
+  return { callbackBase, from, messagingServiceSid, absenceProbeTo };
 }
 
 /**
@@ -233,7 +260,7 @@ export function checkTwilioSettings(settings: {
 export function createTwilioProvider(options: TwilioProviderOptions): SmsProvider {
   const base = options.baseUrl.replace(/\/+$/, '');
   if (!URL.canParse(base)) throw new InvalidConfigurationError('twilio baseUrl is not a URL');
-  const { callbackBase, from, messagingServiceSid } = checkTwilioSettings(options);
+  const { callbackBase, from, messagingServiceSid, absenceProbeTo } = checkTwilioSettings(options);
   const redaction = options.redaction ?? 'on';
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const clock = options.clock;
@@ -305,6 +332,26 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     return { status: response.status, json: parseJson(text) };
   };
 
+  /** The probe's writes: create (no sid), cancel (a sid and a form), delete (a sid). Throws on transport errors. */
+  const probeRequest = async (
+    method: 'POST' | 'DELETE',
+    sid: string | undefined,
+    form: URLSearchParams | undefined,
+    signal: AbortSignal,
+  ): Promise<{ status: number; json: JsonRecord | null }> => {
+    const url = sid === undefined ? `${messagesUrl}.json` : `${messagesUrl}/${encodeURIComponent(sid)}.json`;
+    const response = await fetchImpl(url, {
+      method,
+      headers:
+        form === undefined ? headers : { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      ...(form === undefined ? {} : { body: form.toString() }),
+      signal,
+      redirect: 'manual',
+    });
+    const text = await response.text();
+    return { status: response.status, json: asRecord(parseJson(text)) };
+  };
+
   /** A `next_page_uri` we may follow: relative to the base, or absolute on the base. Never another host. */
   const resolveNextPage = (next: string): string | null => {
     if (next.startsWith('/') && !next.startsWith('//')) return `${base}${next}`;
@@ -364,12 +411,38 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     };
   };
 
+  // The probe only where it is safe and useful: a messaging service (Twilio schedules only through
+  // one), a number we own, and redaction declared off (otherwise absence is off anyway).
+  const probe: AbsenceProbe | undefined =
+    absenceProbeTo !== undefined && messagingServiceSid !== undefined && redaction === 'off'
+      ? createAbsenceProbe({
+          clock,
+          to: absenceProbeTo,
+          messagingServiceSid,
+          intervalMs: canaryIntervalMs,
+          request: probeRequest,
+          walk: async (signal, visit) => {
+            try {
+              await walkListing({ To: absenceProbeTo }, signal, (message) => {
+                visit(message);
+                return false;
+              });
+              return null;
+            } catch (error) {
+              if (error instanceof IncompleteListing) return error.detail;
+              throw error;
+            }
+          },
+          keep: (sid) => sid === canarySubject?.sid || sid === lagSubject?.sid,
+        })
+      : undefined;
+
   /**
    * Whether reads are confirmed unredacted and list-consistent right now: the canary. It fetches
    * the most recent sid of ours (a masked `to` or blank body: redaction) and looks for it in a
    * listing of its number (missing although older than the list-lag allowance: lag). Null = confirmed.
    */
-  const canaryBlocks = async (
+  const canaryOnce = async (
     signal: AbortSignal,
     attempt: Pick<LookupRef, 'attemptStartedAt' | 'callDeadline'>,
   ): Promise<string | null> => {
@@ -442,6 +515,29 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     }
     canaryVerdict = { kind: 'ok', at: now, sid: subject.sid, createdAt };
     return null;
+  };
+
+  /** What only a message newer than the attempt can unblock: the probe's cue. */
+  const WAITS_ON_FRESHNESS: ReadonlySet<string> = new Set([
+    'absence_disabled:no_canary',
+    'absence_disabled:canary_gone',
+    'absence_pending:canary_older_than_attempt',
+  ]);
+
+  /**
+   * The canary, with the absence probe as its fresh subject when no message of ours is new enough
+   * (a quiet account): the probe, read like any canary, then decides. Null = confirmed.
+   */
+  const canaryBlocks = async (
+    signal: AbortSignal,
+    attempt: Pick<LookupRef, 'attemptStartedAt' | 'callDeadline'>,
+  ): Promise<string | null> => {
+    const blocked = await canaryOnce(signal, attempt);
+    if (blocked === null || probe === undefined || !WAITS_ON_FRESHNESS.has(blocked)) return blocked;
+    const run = await probe.run(signal);
+    if (run.kind === 'none') return run.detail;
+    remember(run.sid, absenceProbeTo);
+    return canaryOnce(signal, attempt);
   };
 
   /**
@@ -540,6 +636,8 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
         const direction = message.direction;
         // Inbound messages (replies to us) are not ours to find; a missing direction could be anything.
         if (typeof direction === 'string' && !direction.startsWith('outbound')) return false;
+        // Our absence probes (addressed to our own number) are never a user's message.
+        if (isAbsenceProbe(message)) return false;
         const body = message.body;
         if (typeof body === 'string' && bodyCarriesSecret(body, ref.secret)) {
           const sid = message.sid;
@@ -637,6 +735,9 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       } catch (error) {
         const observed = observeTransportError(error, signal.aborted);
         return inconclusive(observed.timedOut ? 'timeout' : `transport_${observed.code ?? 'error'}`);
+      } finally {
+        // A probe whose cancel failed is retried even when no absence waits any more.
+        if (probe !== undefined && !signal.aborted) await probe.tidy(signal).catch(() => undefined);
       }
     },
   };
