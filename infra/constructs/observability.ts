@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   AlarmStatusWidget,
@@ -17,7 +17,11 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { SERVICE_METRIC_DIMENSIONS, SERVICE_METRICS } from '../../shared/handlers/service-metrics.js';
+import {
+  SERVICE_METRIC_DIMENSIONS,
+  SERVICE_METRICS,
+  ZERO_SMS_CLASS_METRICS,
+} from '../../shared/handlers/service-metrics.js';
 import type { ResolvedSettings } from '../settings.js';
 import type { Api } from './api.js';
 import type { Pipeline } from './pipeline.js';
@@ -48,6 +52,23 @@ export const API_LATENCY_P99_ALARM = Duration.seconds(1);
 export const API_SERVER_ERRORS_ALARM = 5;
 /** Callbacks per 5 minutes failing their signature that page (a wrong token or URL, or a forger). */
 export const RECEIPT_SIGNATURE_FAILURES_ALARM = 5;
+
+/**
+ * The zero-SMS alarm (docs/deploy.md, "Alarms"): it pages when more than `ratePercent` of the
+ * commands that became final in one `period` ended without any SMS to a valid destination
+ * (`ZeroSmsOutcome` / `FinalOutcomes`). Below 100 / `ratePercent` final outcomes a period, one
+ * zero-SMS outcome is enough; above, carrier background (handsets off, roaming) stays under it.
+ * The chaos alarm drill reads these figures from here.
+ */
+export const ZERO_SMS_ALARM = {
+  period: FIVE_MINUTES,
+  ratePercent: 5,
+  evaluationPeriods: 1,
+  expression: 'IF(finals > 0, 100 * FILL(zeroSms, 0) / finals, 0)',
+} as const;
+
+/** CloudWatch's service principal: alarms publish their state changes as it. */
+export const CLOUDWATCH_PRINCIPAL = 'cloudwatch.amazonaws.com';
 
 /** How one alarm compares and how it treats silence. */
 interface AlarmOptions {
@@ -85,20 +106,34 @@ export class Observability extends Construct {
     this.dashboard = this.createDashboard(pipeline, api, m);
   }
 
-  /** An encrypted topic CloudWatch may publish to (its key policy lets the alarms encrypt). */
+  /**
+   * An encrypted topic CloudWatch may publish to. `enforceSSL` writes a topic policy, and a topic
+   * policy replaces SNS's default one: without an Allow of its own, CloudWatch could not publish and
+   * every alarm action would fail. Both the topic policy and the key policy allow CloudWatch only on
+   * behalf of this account's alarms in this region (`aws:SourceAccount`, `aws:SourceArn`: the
+   * confused-deputy conditions), and the topic keeps its HTTPS-only Deny.
+   */
   private createAlarmTopic(email: string | undefined): ITopic {
+    const { account, region, partition } = Stack.of(this);
+    const fromOurAlarms = {
+      StringEquals: { 'aws:SourceAccount': account },
+      ArnLike: { 'aws:SourceArn': `arn:${partition}:cloudwatch:${region}:${account}:alarm:*` },
+    };
     const key = new Key(this, 'AlarmTopicKey', {
       description: 'reset-notifier: encrypts the alarm topic',
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
     });
+    // What SNS asks of a publisher to an encrypted topic (SNS developer guide, "Enable
+    // compatibility between event sources from AWS services and encrypted topics").
     key.addToResourcePolicy(
       new PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+        sid: 'CloudWatchAlarmsEncrypt',
+        principals: [new ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
         resources: ['*'],
+        conditions: fromOurAlarms,
       }),
     );
     const topic = new Topic(this, 'AlarmTopic', {
@@ -106,6 +141,15 @@ export class Observability extends Construct {
       masterKey: key,
       enforceSSL: true,
     });
+    topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        principals: [new ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromOurAlarms,
+      }),
+    );
     if (email !== undefined) topic.addSubscription(new EmailSubscription(email));
     return topic;
   }
@@ -167,6 +211,29 @@ export class Observability extends Construct {
       parked: this.serviceMetric(SERVICE_METRICS.reconcileParked, 'Sum'),
       poisoned: this.serviceMetric(SERVICE_METRICS.reconcilePoisoned, 'Sum'),
       iteratorAge: pipeline.forwarder.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
+      ...this.zeroSmsMetrics(),
+    };
+  }
+
+  /** Final outcomes, zero-SMS outcomes by class, and the rate the zero-SMS alarm reads. */
+  private zeroSmsMetrics() {
+    const finals = this.serviceMetric(SERVICE_METRICS.finalOutcomes, 'Sum');
+    const zeroSms = this.serviceMetric(SERVICE_METRICS.zeroSmsOutcomes, 'Sum');
+    return {
+      finals,
+      zeroSms,
+      zeroSmsRate: new MathExpression({
+        label: 'Zero-SMS outcomes, valid destination (% of final outcomes)',
+        expression: ZERO_SMS_ALARM.expression,
+        usingMetrics: { finals, zeroSms },
+        period: ZERO_SMS_ALARM.period,
+      }),
+      zeroSmsByClass: Object.values(ZERO_SMS_CLASS_METRICS).map((name) => this.serviceMetric(name, 'Sum')),
+      zeroSmsDestinationFault: this.serviceMetric(SERVICE_METRICS.zeroSmsDestinationFault, 'Sum'),
+      twilioAbsenceOff: [
+        this.serviceMetric(SERVICE_METRICS.twilioRedactionObserved, 'Sum'),
+        this.serviceMetric(SERVICE_METRICS.twilioListLagObserved, 'Sum'),
+      ],
     };
   }
 
@@ -344,6 +411,13 @@ export class Observability extends Construct {
     m: ReturnType<Observability['serviceMetrics']>,
   ): Record<string, Alarm> {
     const alarms: Record<string, Alarm> = {
+      zeroSmsOutcomes: this.alarm(
+        'ZeroSmsOutcomes',
+        `more than ${ZERO_SMS_ALARM.ratePercent}% of the commands that became final in 5 minutes ended without any SMS to a valid destination (ZeroSmsOutcome / FinalOutcomes: users who asked for a reset and got nothing)`,
+        m.zeroSmsRate,
+        ZERO_SMS_ALARM.ratePercent,
+        { periods: ZERO_SMS_ALARM.evaluationPeriods },
+      ),
       oldestDispatchUnknown: this.alarm(
         'OldestDispatchUnknown',
         'a dispatch_unknown command stays unresolved (provider lookups inconclusive)',
@@ -426,6 +500,21 @@ export class Observability extends Construct {
         left: [sends, unknowns],
         right: [unknownRate],
         width,
+      }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Zero-SMS outcomes, valid destination, by class',
+        left: m.zeroSmsByClass,
+        right: [m.zeroSmsRate],
+        stacked: true,
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'Final outcomes; zero-SMS with the destination at fault; Twilio absence proofs off',
+        left: [m.finals, m.zeroSmsDestinationFault],
+        right: m.twilioAbsenceOff,
+        width: 12,
       }),
     );
     dashboard.addWidgets(

@@ -25,6 +25,7 @@ import type { DispatchDeps, DispatchReport } from '../usecases/dispatch-notifica
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
 import { realSleep } from '../usecases/rate-limit.js';
 import type { ItemErrorReport, ReconcileSummary } from '../usecases/reconcile-due.js';
+import { countingFinalOutcomes, twilioEventReporter } from './outcome-metrics.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
@@ -85,15 +86,19 @@ function partsOf(config: ServiceConfig, parts: HandlerParts) {
       : fingerprinterFor(config, clock);
     return fingerprinter;
   };
+  const metrics = parts.metrics ?? NO_METRICS;
   return {
     clock,
     logger,
-    metrics: parts.metrics ?? NO_METRICS,
-    store: () => parts.store ?? storeFor(config),
+    metrics,
+    // Every writer's transitions go through this store: final outcomes are counted where they are written.
+    store: () => countingFinalOutcomes(parts.store ?? storeFor(config), metrics, logger),
     queue: () => parts.queue ?? queueFor(config),
     cipher: () => parts.cipher ?? cipherFor(config, clock),
     fingerprinter: fingerprinterOnce,
-    provider: async () => parts.provider ?? providerFor(config, clock, await fingerprinterOnce()),
+    provider: async () =>
+      parts.provider ??
+      providerFor(config, clock, await fingerprinterOnce(), twilioEventReporter(logger, metrics)),
   };
 }
 
@@ -320,7 +325,7 @@ function publishingMetrics<A extends unknown[], R>(
 export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = {}) {
   const p = partsOf(config, parts);
   if (!config.eumEventsTopicArn) throw new InvalidConfigurationError('EUM_EVENTS_TOPIC_ARN is required');
-  return createEumReceiptsHandler({
+  const handler = createEumReceiptsHandler({
     ingest: ingestReceipt,
     topicArn: config.eumEventsTopicArn,
     store: p.store(),
@@ -329,6 +334,8 @@ export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = 
     // Reports carry the message id, our reference and the event type; never the number.
     onReport: (report) => p.logger.info('eum receipt', { ...report }),
   });
+  // A receipt can make a command final (`undelivered`): its outcome metrics are published too.
+  return publishingMetrics(p.metrics, handler);
 }
 
 /** A handler as Lambda calls it. */

@@ -28,22 +28,15 @@ import { clientConfig } from './clients.js';
 const eventLogger = new Logger({ serviceName: 'reset-notifier' });
 
 /**
- * One log line (sid and cause only, never a number or a body) and one EMF metric per event, so an
- * alarm can watch absence proofs being switched off.
+ * Where a Twilio adapter event goes when the caller gives nothing: one log line (sid and cause only,
+ * never a number or a body). The composition root passes a reporter that also records the metric
+ * through the service's Powertools `Metrics` (`outcome-metrics.ts`).
  */
-function reportTwilioEvent(event: TwilioAdapterEvent): void {
-  const metric = event.kind === 'redaction_observed' ? 'TwilioRedactionObserved' : 'TwilioListLagObserved';
+function logTwilioEvent(event: TwilioAdapterEvent): void {
   eventLogger.warn('twilio absence proof disabled', {
     event: event.kind,
     message_sid: event.messageSid,
     ...(event.kind === 'redaction_observed' ? { why: event.why } : { age_ms: event.ageMs }),
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        { Namespace: 'ResetNotifier', Dimensions: [[]], Metrics: [{ Name: metric, Unit: 'Count' }] },
-      ],
-    },
-    [metric]: 1,
   });
 }
 
@@ -74,6 +67,7 @@ async function buildProvider(
   clock: Clock,
   // Kept for the callers' signature: no adapter reads the destination's fingerprint any more.
   _fingerprinter: Fingerprinter,
+  onTwilioEvent: (event: TwilioAdapterEvent) => void,
 ): Promise<SmsProvider> {
   if (config.provider === 'eum') return buildEumProvider(config, clock);
   if (config.provider === 'sns') {
@@ -113,7 +107,7 @@ async function buildProvider(
     name: config.provider,
     lookupTimeoutMs: config.providerLookupTimeoutMs,
     clock,
-    onEvent: (event) => reportTwilioEvent(event),
+    onEvent: onTwilioEvent,
   });
   const feedback = createTwilioFeedback({
     baseUrl: config.providerBaseUrl,
@@ -141,7 +135,13 @@ const HAS_FEEDBACK: ReadonlySet<ServiceConfig['provider']> = new Set(['twilio', 
  * The configured provider, built on first use so a failure to read its secret is retried by the
  * next message. If it cannot be built, nothing was sent: `send` says so, `lookup` is inconclusive.
  */
-export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: Fingerprinter): SmsProvider {
+export function providerFor(
+  config: ServiceConfig,
+  clock: Clock,
+  fingerprinter: Fingerprinter,
+  /** Twilio adapter events (absence proofs switched off); default: one log line each. */
+  onTwilioEvent: (event: TwilioAdapterEvent) => void = logTwilioEvent,
+): SmsProvider {
   // A Twilio provider without a callback base or a sender refuses to start (at cold start, not at
   // the first message): a deployment error must be loud, not an endless provider_unavailable.
   if (config.provider === 'twilio' || config.provider === 'simulator') {
@@ -154,7 +154,7 @@ export function providerFor(config: ServiceConfig, clock: Clock, fingerprinter: 
   }
   let built: Promise<SmsProvider> | undefined;
   const get = () => {
-    built ??= buildProvider(config, clock, fingerprinter).catch((error: unknown) => {
+    built ??= buildProvider(config, clock, fingerprinter, onTwilioEvent).catch((error: unknown) => {
       built = undefined;
       throw error;
     });

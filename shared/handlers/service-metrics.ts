@@ -4,6 +4,7 @@
  * Pure: names only, no SDK. Every metric carries one dimension, Powertools' `service`; values are
  * counts and ages, never a number, key, code, URL or secret.
  */
+import type { ZeroSmsClass } from '../domain/zero-sms.js';
 import { RECEIPT_SIGNATURE_FAILURES } from './receipts-handler.js';
 
 /** The service's name: Powertools' `service` (log field and the metrics' one dimension). */
@@ -20,7 +21,12 @@ export const SERVICE_METRIC_DIMENSIONS: Readonly<Record<string, string>> = { ser
  *   `ReconcileItemErrors`;
  * - reconcile worker, per batch: `ReconcileWorkerItemErrors`, `ReconcilePoisonItems`, `ReconcileParkedItems`;
  * - api, per abuse-limit refusal: `AdmissionRefusals`;
- * - receipts, per callback whose signature did not verify: `ReceiptSignatureFailures`.
+ * - receipts, per callback whose signature did not verify: `ReceiptSignatureFailures`;
+ * - every writer, per command that becomes final (the store the composition root hands out counts
+ *   it, see `shared/domain/zero-sms.ts`): `FinalOutcomes`; when it ended without any SMS and the
+ *   destination was valid, `ZeroSmsOutcome` (the alarm's numerator) and its class metric
+ *   ({@link ZERO_SMS_CLASS_METRICS}); when the destination was at fault, `ZeroSmsDestinationFault`;
+ * - the Twilio adapter, per absence proof switched off: `TwilioRedactionObserved`, `TwilioListLagObserved`.
  */
 export const SERVICE_METRICS = {
   providerSends: 'ProviderSends',
@@ -34,4 +40,18 @@ export const SERVICE_METRICS = {
   reconcilePoisoned: 'ReconcilePoisonItems',
   reconcileParked: 'ReconcileParkedItems',
   receiptSignatureFailures: RECEIPT_SIGNATURE_FAILURES,
+  finalOutcomes: 'FinalOutcomes',
+  zeroSmsOutcomes: 'ZeroSmsOutcome',
+  zeroSmsDestinationFault: 'ZeroSmsDestinationFault',
+  twilioRedactionObserved: 'TwilioRedactionObserved',
+  twilioListLagObserved: 'TwilioListLagObserved',
 } as const;
+
+/** One metric per zero-SMS class (valid destination only): what the dashboard stacks under the alarm. */
+export const ZERO_SMS_CLASS_METRICS: Readonly<Record<ZeroSmsClass, string>> = {
+  unknown_at_expiry: 'ZeroSmsUnknownAtExpiry',
+  expired_before_dispatch: 'ZeroSmsExpiredBeforeDispatch',
+  retry_exhausted: 'ZeroSmsRetryExhausted',
+  failed: 'ZeroSmsFailed',
+  undelivered: 'ZeroSmsUndelivered',
+};

@@ -1,8 +1,16 @@
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RECEIPT_SIGNATURE_FAILURES, SERVICE_METRICS } from '../../infra/constructs/observability.js';
+import {
+  RECEIPT_SIGNATURE_FAILURES,
+  SERVICE_METRICS,
+  ZERO_SMS_ALARM,
+} from '../../infra/constructs/observability.js';
+import type { ResetNotifierProps } from '../../infra/settings.js';
+import { ZERO_SMS_CLASS_METRICS } from '../../shared/handlers/service-metrics.js';
 import {
   functionByDescription,
   onlyResource,
@@ -125,9 +133,53 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         SERVICE_METRICS.providerSends,
         SERVICE_METRICS.providerUnknownOutcomes,
         SERVICE_METRICS.receiptSignatureFailures,
+        SERVICE_METRICS.finalOutcomes,
+        SERVICE_METRICS.zeroSmsOutcomes,
       ]),
     );
     for (const metric of [...direct, ...inMath]) expect(metric.Dimensions).toEqual(EMF.Dimensions);
+  });
+
+  it('pages on the zero-SMS rate: ZeroSmsOutcome / FinalOutcomes over 5 minutes, in percent, at the exported threshold', () => {
+    // Act
+    const alarm = alarmAbout('ended without any SMS to a valid destination');
+    const metrics = alarm.Metrics as Array<MetricStat & { Period?: number }>;
+
+    // Assess
+    expect(alarm).toMatchObject({
+      Threshold: ZERO_SMS_ALARM.ratePercent,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: ZERO_SMS_ALARM.evaluationPeriods,
+      DatapointsToAlarm: ZERO_SMS_ALARM.evaluationPeriods,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(metrics.find((m) => m.Expression !== undefined)?.Expression).toBe(ZERO_SMS_ALARM.expression);
+    const read = metrics.filter((m) => m.MetricStat);
+    expect(read.map((m) => m.MetricStat?.Metric.MetricName).sort()).toEqual(
+      [SERVICE_METRICS.finalOutcomes, SERVICE_METRICS.zeroSmsOutcomes].sort(),
+    );
+    for (const m of read) {
+      expect(m.MetricStat?.Metric).toMatchObject(EMF);
+      expect(m.MetricStat).toMatchObject({ Period: ZERO_SMS_ALARM.period.toSeconds(), Stat: 'Sum' });
+    }
+  });
+
+  it('charts every zero-SMS class and the Twilio absence-proof events on the dashboard', () => {
+    // Act
+    const body = JSON.stringify(
+      onlyResource(template, 'AWS::CloudWatch::Dashboard').properties.DashboardBody,
+    );
+
+    // Assess
+    for (const name of [
+      ...Object.values(ZERO_SMS_CLASS_METRICS),
+      SERVICE_METRICS.zeroSmsDestinationFault,
+      SERVICE_METRICS.twilioRedactionObserved,
+      SERVICE_METRICS.twilioListLagObserved,
+    ]) {
+      // The body is a JSON string inside the template's JSON: its quotes are escaped.
+      expect(body).toContain(`\\"${name}\\"`);
+    }
   });
 
   it('alarms when due items wait longer than the unknown-age alarm (a backlog the workers do not drain)', () => {
@@ -411,9 +463,10 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         'providerUnknownRate',
         'receiptSignatureFailures',
         'smsSpend',
+        'zeroSmsOutcomes',
       ].sort(),
     );
-    expect(alarms).toHaveLength(23);
+    expect(alarms).toHaveLength(24);
   });
 
   it('has a dashboard that shows every alarm', () => {
@@ -423,4 +476,192 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
       expect(body).toContain(alarmId);
     }
   });
+});
+
+/** What the simulated deployment resolves CloudFormation's pseudo parameters to. */
+const DEPLOYED = { account: '111111111111', region: 'eu-west-1', partition: 'aws' } as const;
+
+/**
+ * A policy document with CloudFormation's intrinsics resolved as a deployment in {@link DEPLOYED}
+ * would resolve them: pseudo parameters, `Fn::Join`, and a `Ref` / `Fn::GetAtt` of a resource to
+ * the ARN `arns` names for it.
+ */
+function resolveIntrinsics(value: unknown, arns: Readonly<Record<string, string>>): unknown {
+  if (Array.isArray(value)) return value.map((v) => resolveIntrinsics(v, arns));
+  if (typeof value !== 'object' || value === null) return value;
+  const v = value as Record<string, unknown>;
+  if (typeof v.Ref === 'string') {
+    const pseudo: Record<string, string> = {
+      'AWS::AccountId': DEPLOYED.account,
+      'AWS::Region': DEPLOYED.region,
+      'AWS::Partition': DEPLOYED.partition,
+    };
+    const resolved = pseudo[v.Ref] ?? arns[v.Ref];
+    if (resolved === undefined) throw new Error(`unresolved Ref ${v.Ref}`);
+    return resolved;
+  }
+  if (Array.isArray(v['Fn::GetAtt'])) {
+    const resolved = arns[String(v['Fn::GetAtt'][0])];
+    if (resolved === undefined) throw new Error(`unresolved GetAtt ${JSON.stringify(v['Fn::GetAtt'])}`);
+    return resolved;
+  }
+  if (Array.isArray(v['Fn::Join'])) {
+    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map((p) => String(resolveIntrinsics(p, arns))).join(separator);
+  }
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolveIntrinsics(x, arns)]));
+}
+
+/** The alarm topic of a template (what every alarm notifies), its key, and both policies resolved. */
+function alarmTopicPolicies(template: Template) {
+  const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Props }>;
+  const alarm = Object.values(resources).find((r) => r.Type === 'AWS::CloudWatch::Alarm');
+  const topicId = referencedId((alarm?.Properties.AlarmActions as unknown[] | undefined)?.[0]);
+  const topic = topicId === undefined ? undefined : resources[topicId];
+  const keyId = referencedId(topic?.Properties.KmsMasterKeyId);
+  const key = keyId === undefined ? undefined : resources[keyId];
+  if (!topicId || !keyId || !key) throw new Error('no encrypted alarm topic');
+  const topicArn = `arn:aws:sns:${DEPLOYED.region}:${DEPLOYED.account}:reset-notifier-alarms`;
+  const keyArn = `arn:aws:kms:${DEPLOYED.region}:${DEPLOYED.account}:key/0a1b2c3d-0000-4000-8000-000000000001`;
+  const arns = { [topicId]: topicArn, [keyId]: keyArn };
+  const topicPolicies = Object.values(resources).filter(
+    (r) =>
+      r.Type === 'AWS::SNS::TopicPolicy' &&
+      (r.Properties.Topics as unknown[]).some((t) => referencedId(t) === topicId),
+  );
+  expect(topicPolicies).toHaveLength(1);
+  return {
+    topicArn,
+    keyArn,
+    topicPolicy: resolveIntrinsics(topicPolicies[0]?.Properties.PolicyDocument, arns),
+    keyPolicy: resolveIntrinsics(key.Properties.KeyPolicy, arns),
+  };
+}
+
+/** A request by `principal`, evaluated against one resource policy alone, as IAM evaluates it. */
+async function evaluate(request: {
+  principal: string;
+  action: string;
+  resource: string;
+  resourcePolicy: unknown;
+  context: Record<string, string>;
+}): Promise<string> {
+  const result = await runSimulation(
+    {
+      request: {
+        principal: request.principal,
+        action: request.action,
+        resource: { resource: request.resource, accountId: DEPLOYED.account },
+        contextVariables: request.context,
+      },
+      identityPolicies: [],
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      resourcePolicy: request.resourcePolicy,
+    },
+    {},
+  );
+  if (result.resultType === 'error') throw new Error(JSON.stringify(result.errors));
+  return result.overallResult;
+}
+
+/** The context CloudWatch sends when one of this account's alarms in this region publishes. */
+const ALARM_CONTEXT = {
+  'aws:SourceAccount': DEPLOYED.account,
+  'aws:SourceArn': `arn:aws:cloudwatch:${DEPLOYED.region}:${DEPLOYED.account}:alarm:reset-notifier-ZeroSmsOutcomes`,
+  'aws:SecureTransport': 'true',
+};
+
+describe.each([
+  ['sns', {}],
+  [
+    'eum',
+    {
+      provider: {
+        kind: 'eum',
+        originationIdentityArn: 'arn:aws:sms-voice:eu-west-1:111111111111:phone-number/phone-1234',
+      },
+    },
+  ],
+  ['simulator', { provider: { kind: 'simulator', baseUrl: 'https://sim.example.test' } }],
+  ['twilio', 'twilio'],
+] as const)('alarm topic and its key, evaluated as IAM would (provider %s)', (_name, variant) => {
+  let policies: ReturnType<typeof alarmTopicPolicies>;
+  beforeAll(() => {
+    const { template } =
+      variant === 'twilio'
+        ? synthTemplate((stack) => ({
+            provider: {
+              kind: 'twilio',
+              accountSid: 'AC123',
+              from: '+15005550006',
+              authTokenSecret: Secret.fromSecretCompleteArn(
+                stack,
+                'Token',
+                'arn:aws:secretsmanager:eu-west-1:111111111111:secret:twilio-auth-token-AbCdEf',
+              ),
+            },
+          }))
+        : synthTemplate(variant as ResetNotifierProps);
+    policies = alarmTopicPolicies(template);
+  }, SYNTH_TIMEOUT_MS);
+
+  const publish = (context: Record<string, string>, principal = 'cloudwatch.amazonaws.com') =>
+    evaluate({
+      principal,
+      action: 'sns:Publish',
+      resource: policies.topicArn,
+      resourcePolicy: policies.topicPolicy,
+      context,
+    });
+
+  it("allows CloudWatch to publish for this account's alarms, over HTTPS", async () => {
+    expect(await publish(ALARM_CONTEXT)).toBe('Allowed');
+  });
+
+  it('denies a publish on behalf of another account, or of an alarm in another account or region', async () => {
+    expect(await publish({ ...ALARM_CONTEXT, 'aws:SourceAccount': '222222222222' })).toBe('ImplicitlyDenied');
+    expect(
+      await publish({
+        ...ALARM_CONTEXT,
+        'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:222222222222:alarm:theirs',
+      }),
+    ).toBe('ImplicitlyDenied');
+    expect(
+      await publish({
+        ...ALARM_CONTEXT,
+        'aws:SourceArn': 'arn:aws:cloudwatch:us-east-1:111111111111:alarm:x',
+      }),
+    ).toBe('ImplicitlyDenied');
+  });
+
+  it('denies a publish over plain HTTP, even by CloudWatch for our own alarms (the HTTPS-only Deny stays)', async () => {
+    expect(await publish({ ...ALARM_CONTEXT, 'aws:SecureTransport': 'false' })).toBe('ExplicitlyDenied');
+  });
+
+  it('gives no other service the topic', async () => {
+    expect(await publish(ALARM_CONTEXT, 'events.amazonaws.com')).toBe('ImplicitlyDenied');
+  });
+
+  it.each(['kms:GenerateDataKey', 'kms:Decrypt'])(
+    "lets CloudWatch use the topic's key (%s) for this account's alarms only",
+    async (action) => {
+      // Prepare
+      const use = (context: Record<string, string>) =>
+        evaluate({
+          principal: 'cloudwatch.amazonaws.com',
+          action,
+          resource: policies.keyArn,
+          resourcePolicy: policies.keyPolicy,
+          context,
+        });
+
+      // Act / Assess
+      expect(await use(ALARM_CONTEXT)).toBe('Allowed');
+      expect(await use({ ...ALARM_CONTEXT, 'aws:SourceAccount': '222222222222' })).toBe('ImplicitlyDenied');
+      expect(
+        await use({ ...ALARM_CONTEXT, 'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:222222222222:alarm:x' }),
+      ).toBe('ImplicitlyDenied');
+    },
+  );
 });

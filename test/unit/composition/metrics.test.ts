@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSEvent } from 'aws-lambda';
@@ -8,7 +10,9 @@ import {
   type HandlerParts,
   type MetricsSink,
 } from '../../../shared/composition/handlers.js';
+import { countingFinalOutcomes, twilioEventReporter } from '../../../shared/composition/outcome-metrics.js';
 import { loadConfig } from '../../../shared/config.js';
+import { applyTransition, type NotificationRecord } from '../../../shared/domain/notification.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
@@ -19,6 +23,7 @@ import {
   recordingQueue,
   switchableCipher,
   T0,
+  unknownRecord,
 } from '../../support/reconcile-fixtures.js';
 
 /** A sink that keeps what was recorded and each publish. */
@@ -146,3 +151,123 @@ describe('service metrics (EMF, published once per invocation)', () => {
     );
   });
 });
+
+describe('final outcome metrics (counted where transitions are written)', () => {
+  it('reconcile worker: an unknown that expires is one final outcome and one zero-SMS outcome (unknown_at_expiry)', async () => {
+    // Prepare: an unknown whose token ran out 19 minutes ago; lookups stay inconclusive
+    const store = new MemoryNotificationStore();
+    const cipher = switchableCipher();
+    await plant(store, cipher, unknownRecord('k-exp', { now: T0 - 20 * 60_000, expiresInMs: 60_000 }));
+    const { sink, published } = aRecordingSink();
+    const handler = await composeReconcileWorker(loadConfig({}), { ...parts(store, sink), cipher });
+
+    // Act
+    await handler(batch('k-exp'));
+
+    // Assess
+    expect((await store.get('k-exp'))?.record).toMatchObject({
+      state: 'expired',
+      lastReason: 'unknown_at_expiry',
+    });
+    const names = published
+      .flat()
+      .filter(([, value]) => value > 0)
+      .map(([name]) => name);
+    expect(names.filter((n) => n.startsWith('ZeroSms') || n === 'FinalOutcomes').sort()).toEqual(
+      ['FinalOutcomes', 'ZeroSmsOutcome', 'ZeroSmsUnknownAtExpiry'].sort(),
+    );
+  });
+
+  it('counts a refusal of an invalid number as a destination fault only (never the paging metric)', async () => {
+    // Prepare
+    const store = new MemoryNotificationStore();
+    const cipher = switchableCipher();
+    const dispatching = claimedRecord('k-bad-number');
+    await plant(store, cipher, dispatching);
+    const { sink, published } = aRecordingSink();
+    const counting = countingFinalOutcomes(store, sink);
+    const refused = applyTransition(dispatching, {
+      to: 'failed',
+      reason: 'provider_rejected_permanent',
+      reasonDetail: 'twilio:21211',
+      actor: 'sender',
+      at: T0 + 5,
+    });
+
+    // Act
+    const first = await counting.transition(refused);
+    const replay = await counting.transition(refused);
+    sink.publishStoredMetrics();
+
+    // Assess: the stale replay changed nothing and counted nothing
+    expect([first.kind, replay.kind]).toEqual(['written', 'stale']);
+    expect(published).toEqual([
+      [
+        ['FinalOutcomes', 1],
+        ['ZeroSmsDestinationFault', 1],
+      ],
+    ]);
+  });
+
+  it('passes every other store member through unchanged', async () => {
+    // Prepare
+    const store = new MemoryNotificationStore();
+    const counting = countingFinalOutcomes(store, aRecordingSink().sink);
+
+    // Act / Assess
+    expect(counting.dueShardCount).toBe(store.dueShardCount);
+    expect(await counting.get('absent')).toBeUndefined();
+  });
+
+  it('records the Twilio adapter events through the service metrics, no second EMF path', () => {
+    // Prepare
+    const { sink, published } = aRecordingSink();
+    const warned: Array<[string, Record<string, unknown>]> = [];
+    const report = twilioEventReporter(
+      { warn: (m: string, f: Record<string, unknown>) => warned.push([m, f]) } as never,
+      sink,
+    );
+
+    // Act
+    report({ kind: 'redaction_observed', messageSid: `SM${'a'.repeat(32)}`, why: 'blank_body' });
+    report({ kind: 'list_lag_observed', messageSid: `SM${'b'.repeat(32)}`, ageMs: 90_000 });
+    sink.publishStoredMetrics();
+
+    // Assess
+    expect(published).toEqual([
+      [
+        ['TwilioRedactionObserved', 1],
+        ['TwilioListLagObserved', 1],
+      ],
+    ]);
+    expect(warned.map(([message]) => message)).toEqual([
+      'twilio absence proof disabled',
+      'twilio absence proof disabled',
+    ]);
+    expect(JSON.stringify(warned)).not.toContain('_aws');
+  });
+
+  it('no source file writes EMF by hand: every metric goes through Powertools Metrics into the one namespace', () => {
+    // Prepare
+    const root = resolve(import.meta.dirname, '../../..');
+    const files = ['shared', 'functions', 'infra'].flatMap((dir) =>
+      readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => join(root, dir, f)),
+    );
+
+    // Act
+    const handWritten = files.filter((f) => readFileSync(f, 'utf8').includes('CloudWatchMetrics'));
+
+    // Assess
+    expect(files.length).toBeGreaterThan(20);
+    expect(handWritten).toEqual([]);
+  });
+});
+
+/** A `dispatching` record for `key` (claimed at T0). */
+function claimedRecord(key: string): NotificationRecord {
+  const admitted = acceptedRecord(key).next;
+  return applyTransition(admitted, { to: 'dispatching', reason: 'claimed', actor: 'sender', at: T0 + 1 })
+    .next;
+}
