@@ -8,6 +8,8 @@
  * `count` counts affected sends (for `hang`, held requests).
  */
 
+import { NOT_SENT_ERRORS } from './messages.js';
+
 /** Faults about one send request: how (and whether) it is answered and recorded. */
 export const SEND_FAULT_MODES = [
   'timeout_before_accept',
@@ -31,7 +33,10 @@ export const MESSAGE_FAULT_MODES = [
   'receipt_loss',
   /** Every status callback of the message is posted twice, with the same idempotency token. */
   'receipt_duplicate',
-  /** The message becomes `failed` with a never-handed-to-a-carrier code (`error_code`, 30001 or 30036). */
+  /**
+   * The message becomes `failed` with a never-handed-to-a-carrier code (`error_code`: one of
+   * {@link NOT_SENT_CODES}; default 30001), and is never sent.
+   */
   'fail_not_sent',
   /**
    * `ms`: the message waits that much longer in Twilio's queue before it is sent (a sender over its
@@ -82,8 +87,14 @@ export type ParsedPlans =
   | { readonly ok: false; readonly message: string };
 
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
-/** Twilio's documented "failed in our queue, never sent" codes (30001 queue overflow, 30036 validity expired). */
-export const NOT_SENT_CODES = [30001, 30036] as const;
+/**
+ * Twilio's documented "failed, never handed to a carrier" codes the `fail_not_sent` fault takes
+ * (30001 queue overflow, 30036 validity expired, Twilio's internal errors, account suspension, geo
+ * permissions, SMS pumping protection): the keys of {@link NOT_SENT_ERRORS}.
+ */
+export const NOT_SENT_CODES: readonly number[] = Object.keys(NOT_SENT_ERRORS).map(Number);
+/** Queue overflow: the `fail_not_sent` default. */
+const DEFAULT_NOT_SENT_CODE = 30001;
 const MODES_WITH_MS: readonly FaultMode[] = ['list_lag', 'receipt_delay', 'queue_delay'];
 
 function isFaultMode(value: unknown): value is FaultMode {
@@ -119,10 +130,7 @@ function parseOne(input: unknown, index: number): FaultPlan | string {
     return `plan ${index}: ${raw.mode} needs ms, a positive integer`;
   }
   const errorCode = raw.error_code;
-  if (
-    errorCode !== undefined &&
-    !(typeof errorCode === 'number' && (NOT_SENT_CODES as readonly number[]).includes(errorCode))
-  ) {
+  if (errorCode !== undefined && !(typeof errorCode === 'number' && NOT_SENT_CODES.includes(errorCode))) {
     return `plan ${index}: error_code must be one of ${NOT_SENT_CODES.join(', ')}`;
   }
   return {
@@ -131,7 +139,7 @@ function parseOne(input: unknown, index: number): FaultPlan | string {
     probability: typeof probability === 'number' ? probability : 1,
     retryAfterSeconds: typeof retryAfter === 'number' ? retryAfter : DEFAULT_RETRY_AFTER_SECONDS,
     ms: typeof ms === 'number' ? ms : 0,
-    errorCode: typeof errorCode === 'number' ? errorCode : NOT_SENT_CODES[0],
+    errorCode: typeof errorCode === 'number' ? errorCode : DEFAULT_NOT_SENT_CODE,
   };
 }
 

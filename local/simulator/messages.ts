@@ -11,10 +11,26 @@ export type SimStatus = 'scheduled' | 'canceled' | 'accepted' | 'queued' | 'sent
 /** Twilio error 30036: the message stayed queued longer than its ValidityPeriod and was not sent. */
 export const VALIDITY_EXPIRED = { code: 30036, message: 'Validity Period Expired' } as const;
 
-/** Twilio's documented "failed, never handed to a carrier" errors the `fail_not_sent` fault can produce. */
+/**
+ * The error codes a `failed` message carries, as Twilio titles them, that the `fail_not_sent` fault
+ * can produce: every code Twilio documents as failing a message before any carrier has it (its
+ * queue, its own internal errors, account suspension, geo permissions, SMS pumping protection:
+ * docs/providers/twilio.md, "Failed messages, code by code"). The message becomes `failed` with that
+ * code and is never sent, whatever our adapter makes of the code.
+ */
 export const NOT_SENT_ERRORS: Readonly<Record<number, string>> = {
   30001: 'Queue overflow',
   30036: VALIDITY_EXPIRED.message,
+  30500: 'Twilio Internal Error',
+  12400: 'Internal Failure',
+  20500: 'Internal Server Error',
+  20504: 'Twilio internal error',
+  30103: 'Twilio internal error',
+  30002: 'Account suspended',
+  90010: 'Account is not active',
+  30454: 'Twilio-imposed trial or fraud detection limit',
+  21408: 'Message blocked: permissions disabled for the destination region',
+  30450: 'Message delivery blocked',
 };
 
 /** The sender a messaging service's pool assigns (the simulator's pool has one number). */

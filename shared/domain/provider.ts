@@ -32,9 +32,22 @@ export type SendOutcome =
  * Provider-side delivery status, normalised. `not_sent` is a documented provider statement that
  * the message was never handed to a carrier (Twilio `failed` with such a code, an expired
  * validity period in the provider's queue): the user cannot have received it, so a new attempt
- * is safe while the token lives.
+ * is safe while the token lives. `not_sent_permanent` says the same, for a cause no new attempt
+ * can cure in time (account suspended, geo permissions, SMS pumping protection): the command
+ * ends `failed`, never sent again.
  */
-export type ProviderStatus = 'pending' | 'sent' | 'delivered' | 'undelivered' | 'not_sent';
+export type ProviderStatus =
+  | 'pending'
+  | 'sent'
+  | 'delivered'
+  | 'undelivered'
+  | 'not_sent'
+  | 'not_sent_permanent';
+
+/** Whether a status is the provider's own "never handed to a carrier" (either kind). */
+export function isNotSentStatus(status: ProviderStatus): status is 'not_sent' | 'not_sent_permanent' {
+  return status === 'not_sent' || status === 'not_sent_permanent';
+}
 
 /** How an adapter can find a message after a send whose outcome is unknown. */
 export const FindBy = {
@@ -101,6 +114,8 @@ export type LookupOutcome =
       readonly status: ProviderStatus;
       /** Which attempt the message belongs to, when the provider can tell (by reference). */
       readonly attempt?: number;
+      /** The provider's code for a final status, in the `reason_detail` grammar (`twilio:30500`). */
+      readonly detail?: string;
     }
   | { readonly kind: 'absent' }
   | { readonly kind: 'inconclusive'; readonly detail: string };

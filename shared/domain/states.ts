@@ -141,6 +141,16 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     actors: [A.reconciler, A.receipt],
   },
   { from: S.sent, to: S.accepted, reasons: [R.providerNotSent], actors: [A.reconciler, A.receipt] },
+  // The provider said it never handed the message to a carrier, for a cause no new attempt can cure
+  // in time (account suspended, geo permissions, SMS pumping protection): final, never sent again.
+  ...[S.dispatchUnknown, S.sent].map(
+    (from): TransitionRule => ({
+      from,
+      to: S.failed,
+      reasons: [R.providerNotSent],
+      actors: [A.reconciler, A.receipt],
+    }),
+  ),
   {
     from: S.dispatchUnknown,
     to: S.dispatchUnknown,

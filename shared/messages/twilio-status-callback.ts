@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ProviderStatus } from '../domain/provider.js';
-import { MESSAGE_SID, normaliseStatus } from '../providers/twilio/classification.js';
+import { MESSAGE_SID, normaliseStatus, statusDetail } from '../providers/twilio/classification.js';
 
 /** One parsed status callback. */
 export interface StatusCallback {
@@ -17,6 +17,8 @@ export interface StatusCallback {
   /** From the callback URL's `client_reference` query parameter; null when absent. */
   readonly clientReference: string | null;
   readonly errorCode: number | null;
+  /** The final status's code in the `reason_detail` grammar (`twilio:30500`); absent while pending. */
+  readonly detail?: string;
 }
 
 export type StatusCallbackParse =
@@ -39,15 +41,18 @@ export function parseStatusCallback(input: {
   if (!MESSAGE_SID.test(messageSid)) return { ok: false, reason: 'invalid_message_sid' };
   if (providerStatus === null || providerStatus === '') return { ok: false, reason: 'missing_status' };
   const errorCode = form.get('ErrorCode');
+  const detail = statusDetail(providerStatus, errorCode);
   return {
     ok: true,
     value: {
       messageSid,
-      // `failed` with a never-handed-to-a-carrier code (30001, 30036) reads as `not_sent`.
+      // `failed` with a never-handed-to-a-carrier code reads as `not_sent` or `not_sent_permanent`
+      // (TWILIO_FAILED_CODES); any other `failed` as `undelivered`.
       status: normaliseStatus(providerStatus, errorCode),
       providerStatus,
       clientReference: query.get('client_reference'),
       errorCode: errorCode !== null && /^\d+$/.test(errorCode) ? Number(errorCode) : null,
+      ...(detail === undefined ? {} : { detail }),
     },
   };
 }

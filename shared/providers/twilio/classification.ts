@@ -80,25 +80,74 @@ export const PERMANENT_TWILIO_CODES: Readonly<Record<number, string>> = {
 /**
  * Twilio API error codes that are our configuration, not the destination: the same command can
  * succeed once the account is fixed. Retryable, with a detail of their own
- * (`twilio:config:<code>`) so a metric can count them apart from transient refusals.
+ * (`twilio:config:<code>`) so a metric can count them apart from transient refusals. 21408 (geo
+ * permissions) is not here: it is {@link TWILIO_FAILED_CODES}' "not sent, permanent" on every path.
  */
 export const CONFIGURATION_TWILIO_CODES: Readonly<Record<number, string>> = {
-  21408: "geo permissions: SMS to the 'To' number's region is not enabled on the account",
   21612: "the 'From' sender cannot reach the 'To' number (sender/route configuration)",
 };
 
+/** What a `failed` message's error code says, by Twilio's documentation (docs/providers/twilio.md). */
+export type FailedCodeClass = 'not_sent_retryable' | 'not_sent_permanent';
+
+/** One row of {@link TWILIO_FAILED_CODES}. */
+export interface FailedCodeRule {
+  readonly class: FailedCodeClass;
+  /** Twilio's title of the code. */
+  readonly title: string;
+  /** The Twilio page the classification rests on. */
+  readonly source: string;
+}
+
+const ERROR_PAGE = 'https://www.twilio.com/docs/api/errors/';
+const FEE_PAGE = 'https://support.twilio.com/hc/en-us/articles/27502337507483-Failed-Message-Processing-Fees';
+const retryable = (title: string, source: string): FailedCodeRule => ({
+  class: 'not_sent_retryable',
+  title,
+  source,
+});
+const permanent = (title: string, source: string): FailedCodeRule => ({
+  class: 'not_sent_permanent',
+  title,
+  source,
+});
+
 /**
  * Error codes with which a `failed` message was, by Twilio's documentation, never handed to a
- * carrier, so the user cannot have received it:
- * - 30001 Queue overflow: the sender's queue overflowed and the message failed after creation.
- * - 30036 Validity Period Expired: the message outlived its ValidityPeriod in Twilio's queue and
- *   "Twilio does not send the message".
- * Any other `failed` or `undelivered` may have reached a carrier and reads as `undelivered`.
+ * carrier ("failed: the message could not be sent"; the failed-message fee page names the codes
+ * that are Twilio's own failures, account suspension, geo permissions and pumping protection):
+ * - `not_sent_retryable`: Twilio's own failure or its queue; a new attempt may succeed while the
+ *   token lives (30500: "Try sending the message again").
+ * - `not_sent_permanent`: the account, its geo permissions or SMS Pumping Protection stopped it; a
+ *   new attempt cannot help within a token's life (or, for 30450, feeds the block), so the command
+ *   ends `failed` and an operator is paged (the failed-outcome alarm).
+ * Any other `failed` code, and every `undelivered`, may have reached a carrier: it reads as
+ * `undelivered`, a message that exists, and is never sent again.
  */
-export const NOT_SENT_ERROR_CODES: Readonly<Record<number, string>> = {
-  30001: "queue overflow: failed in Twilio's queue",
-  30036: "validity period expired in Twilio's queue",
+export const TWILIO_FAILED_CODES: Readonly<Record<number, FailedCodeRule>> = {
+  30001: retryable('Queue overflow', `${ERROR_PAGE}30001`),
+  30036: retryable('Validity Period Expired', `${ERROR_PAGE}30036`),
+  30500: retryable('Twilio Internal Error', `${ERROR_PAGE}30500`),
+  12400: retryable('Internal Failure', `${ERROR_PAGE}12400`),
+  20500: retryable('Internal Server Error', `${ERROR_PAGE}20500`),
+  20504: retryable('Twilio internal error (failed-message fee page)', FEE_PAGE),
+  30103: retryable('Twilio internal error (failed-message fee page)', FEE_PAGE),
+  30002: permanent('Account suspended', `${ERROR_PAGE}30002`),
+  90010: permanent('Account is not active', `${ERROR_PAGE}90010`),
+  30454: permanent('Twilio-imposed trial or fraud detection limit (failed-message fee page)', FEE_PAGE),
+  21408: permanent('Message blocked: permissions disabled for the destination region', `${ERROR_PAGE}21408`),
+  30450: permanent('Message delivery blocked (SMS Pumping Protection)', `${ERROR_PAGE}30450`),
 };
+
+/**
+ * The codes of {@link TWILIO_FAILED_CODES} that are "not sent, retryable" (kept under its former
+ * name: the status-normalisation tests and older callers read it).
+ */
+export const NOT_SENT_ERROR_CODES: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(TWILIO_FAILED_CODES)
+    .filter(([, rule]) => rule.class === 'not_sent_retryable')
+    .map(([code, rule]) => [code, rule.title]),
+);
 
 /** Connection-stage failures: no connection existed, so no byte of the request was written. */
 const NEVER_CONNECTED: Readonly<Record<string, string>> = {
@@ -219,9 +268,22 @@ export const SEND_CLASSIFICATION: readonly SendRule[] = [
     classify: (o) => ({ kind: 'not_sent_permanent', detail: httpDetail(o) }),
   },
   {
+    id: 'rejected_account_permanent',
+    outcome: 'not_sent_permanent',
+    why: 'a 4xx whose Twilio code is a "not sent, permanent" failed code (21408 geo permissions): page, never retry',
+    matches: (o) => {
+      const code = isHttp(o) ? twilioCode(o) : null;
+      return is4xx(o) && code !== null && TWILIO_FAILED_CODES[code]?.class === 'not_sent_permanent';
+    },
+    classify: (o) => ({
+      kind: 'not_sent_permanent',
+      detail: `twilio:${isHttp(o) ? (twilioCode(o) ?? 0) : 0}`,
+    }),
+  },
+  {
     id: 'rejected_configuration',
     outcome: 'not_sent_retryable',
-    why: "a 4xx whose Twilio code is our account's configuration (geo permissions, sender route)",
+    why: "a 4xx whose Twilio code is our account's configuration (the sender's route)",
     matches: (o) => is4xx(o) && Object.hasOwn(CONFIGURATION_TWILIO_CODES, twilioCode(o) ?? 0),
     classify: (o) => ({
       kind: 'not_sent_retryable',
@@ -358,23 +420,43 @@ export const TWILIO_STATUS_MAP: Readonly<Record<string, ProviderStatus>> = {
 
 /**
  * Normalises a Twilio status string (unknown strings read as `pending`). With the message's
- * `error_code`, a `failed` message with a {@link NOT_SENT_ERROR_CODES} code reads as `not_sent`.
+ * `error_code`, a `failed` message reads by {@link TWILIO_FAILED_CODES}: `not_sent` (retryable) or
+ * `not_sent_permanent`; any other `failed` is `undelivered`.
  */
 export function normaliseStatus(status: unknown, errorCode?: unknown): ProviderStatus {
-  if (status === 'failed' && isNotSentCode(errorCode)) return 'not_sent';
+  if (status === 'failed') {
+    const rule = failedCodeRule(errorCode);
+    if (rule !== undefined) return rule.class === 'not_sent_retryable' ? 'not_sent' : 'not_sent_permanent';
+  }
   return (
     (typeof status === 'string' && Object.hasOwn(TWILIO_STATUS_MAP, status) && TWILIO_STATUS_MAP[status]) ||
     'pending'
   );
 }
 
-/** Whether an `error_code` (number or numeric string) is one of {@link NOT_SENT_ERROR_CODES}. */
-function isNotSentCode(errorCode: unknown): boolean {
-  const code =
-    typeof errorCode === 'number'
-      ? errorCode
-      : typeof errorCode === 'string' && /^\d+$/.test(errorCode)
-        ? Number(errorCode)
-        : Number.NaN;
-  return Number.isInteger(code) && Object.hasOwn(NOT_SENT_ERROR_CODES, code);
+/**
+ * The detail of a final Twilio status, in the `reason_detail` grammar: `twilio:<error_code>` when
+ * the message carries one (`twilio:30500`), else `twilio:<status>` for a final status without a
+ * code (`twilio:undelivered`), else undefined (still pending, or not a status we know).
+ */
+export function statusDetail(status: unknown, errorCode?: unknown): string | undefined {
+  const code = numericCode(errorCode);
+  if (code !== undefined && (status === 'failed' || status === 'undelivered')) return `twilio:${code}`;
+  if (status === 'failed' || status === 'undelivered' || status === 'canceled') return `twilio:${status}`;
+  return undefined;
+}
+
+/** The {@link TWILIO_FAILED_CODES} row of an `error_code` (number or numeric string), if any. */
+export function failedCodeRule(errorCode: unknown): FailedCodeRule | undefined {
+  const code = numericCode(errorCode);
+  return code !== undefined && Object.hasOwn(TWILIO_FAILED_CODES, code)
+    ? TWILIO_FAILED_CODES[code]
+    : undefined;
+}
+
+/** An error code as a number: a safe integer, or a string of at most 6 digits; else undefined. */
+function numericCode(errorCode: unknown): number | undefined {
+  if (typeof errorCode === 'number')
+    return Number.isSafeInteger(errorCode) && errorCode > 0 ? errorCode : undefined;
+  return typeof errorCode === 'string' && /^\d{1,6}$/.test(errorCode) ? Number(errorCode) : undefined;
 }

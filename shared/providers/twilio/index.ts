@@ -2,6 +2,9 @@
 export {
   CONFIGURATION_TWILIO_CODES,
   classifySend,
+  type FailedCodeClass,
+  type FailedCodeRule,
+  failedCodeRule,
   MESSAGE_SID,
   matchSendRule,
   NOT_SENT_ERROR_CODES,
@@ -13,6 +16,8 @@ export {
   SEND_CLASSIFICATION,
   type SendObservation,
   type SendRule,
+  statusDetail,
+  TWILIO_FAILED_CODES,
   TWILIO_STATUS_MAP,
   type TwilioBody,
 } from './classification.js';

@@ -19,6 +19,7 @@ import { InvalidConfigurationError } from '../../domain/errors.js';
 import {
   AbsenceProof,
   FindBy,
+  isNotSentStatus,
   type LookupOutcome,
   type LookupRef,
   type ProviderCapabilities,
@@ -37,6 +38,7 @@ import {
   parseRetryAfter,
   parseSendBody,
   type SendObservation,
+  statusDetail,
 } from './classification.js';
 
 /** Something the adapter observed that operators must see; never carries a number or a body. */
@@ -155,6 +157,12 @@ const asRecord = (value: unknown): JsonRecord | null =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonRecord) : null;
 
 const inconclusive = (detail: string): LookupOutcome => ({ kind: 'inconclusive', detail });
+
+/** A listed or fetched message's final-status detail (`twilio:30500`), as an object to spread. */
+const detailOf = (message: JsonRecord): { detail?: string } => {
+  const detail = statusDetail(message.status, message.error_code);
+  return detail === undefined ? {} : { detail };
+};
 
 /** A listing that could not be read to its end: the reason is the lookup's detail. */
 class IncompleteListing extends Error {
@@ -408,6 +416,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       status: normaliseStatus(message.status, message.error_code),
       // The sid in the ref is the one this attempt's send returned.
       attempt: ref.attempt,
+      ...detailOf(message),
     };
   };
 
@@ -620,7 +629,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     const windowStart = ref.attemptStartedAt - skewMs;
     // Mutated by the visitor (an object, so the compiler does not narrow it away across the await).
     const seen = {
-      best: undefined as { sid: string; status: ProviderStatus } | undefined,
+      best: undefined as { sid: string; status: ProviderStatus; detail?: string } | undefined,
       unreadableMatch: false,
       maskedNumbers: 0,
       blankBodies: 0,
@@ -648,11 +657,11 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
           const status = normaliseStatus(message.status, message.error_code);
           // Newest first: the first match that may have reached the user decides. A not-sent one
           // is kept only until something better turns up.
-          if (status !== 'not_sent') {
-            seen.best = { sid, status };
+          if (!isNotSentStatus(status)) {
+            seen.best = { sid, status, ...detailOf(message) };
             return true;
           }
-          seen.best ??= { sid, status };
+          seen.best ??= { sid, status, ...detailOf(message) };
           return false;
         }
         // Any age counts for a match (an earlier attempt found late is found); only messages in
@@ -682,13 +691,18 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
     if (found !== undefined) {
       // "Every message with this secret was never handed to a carrier" is a negative claim, like
       // absence: an invisible newer attempt could have been delivered. It needs the same proof.
-      if (found.status === 'not_sent') {
+      if (isNotSentStatus(found.status)) {
         const blocked = await proofBlock();
         if (blocked !== null) return inconclusive(`content:not_sent_only:${blocked}`);
       }
       remember(found.sid, ref.to);
       // Content cannot tell this key's attempts apart (they carry the same secret): no `attempt`.
-      return { kind: 'found', messageId: found.sid, status: found.status };
+      return {
+        kind: 'found',
+        messageId: found.sid,
+        status: found.status,
+        ...(found.detail === undefined ? {} : { detail: found.detail }),
+      };
     }
     const blocked = await proofBlock();
     if (blocked !== null) return inconclusive(blocked);

@@ -253,7 +253,6 @@ describe('key forbidden edges (hand-written from DESIGN.md section 4)', () => {
     { from: S.accepted, to: S.accepted, why: 'rescheduling is not a transition' },
     { from: S.accepted, to: S.dispatchUnknown, why: 'unknown only after a call' },
     { from: S.dispatching, to: S.dispatching, why: 'no double claim' },
-    { from: S.dispatchUnknown, to: S.failed, why: 'failed needs a definite provider rejection' },
   ])('$from -> $to is forbidden for every reason and actor ($why)', ({ from, to }) => {
     // Act
     const allowed = everyReasonAndActor.filter(
@@ -277,6 +276,20 @@ describe('key forbidden edges (hand-written from DESIGN.md section 4)', () => {
       [R.providerNotSent, 'receipt'],
     ]);
   });
+
+  it.each([S.dispatchUnknown, S.sent])(
+    '%s becomes failed only when the provider says it never sent, for good (reconciler or receipt)',
+    (from) => {
+      // Act
+      const allowed = everyReasonAndActor.filter(([reason, actor]) => applies(from, S.failed, reason, actor));
+
+      // Assess: a Twilio `failed` with a "not sent, permanent" code (30450, 30002, 21408)
+      expect(allowed).toEqual([
+        [R.providerNotSent, 'reconciler'],
+        [R.providerNotSent, 'receipt'],
+      ]);
+    },
+  );
 
   it('accepted becomes sent only on a provider receipt (the message of an earlier attempt exists)', () => {
     // Act

@@ -629,7 +629,7 @@ describe('Twilio adapter: content matching', () => {
   });
 
   it.each([
-    ['off', { kind: 'found', status: 'not_sent' }],
+    ['off', { kind: 'found', status: 'not_sent', detail: 'twilio:30001' }],
     // "Only never-sent messages carry the secret" is a negative claim: it needs the absence proof.
     ['on', { kind: 'inconclusive', detail: 'content:not_sent_only:absence_disabled:redaction_on' }],
   ] as const)(
@@ -784,10 +784,19 @@ describe('Twilio adapter: sender and configuration', () => {
     );
   });
 
-  it.each([
-    ['+15005550003', 21408],
-    ['+15005550002', 21612],
-  ])(
+  it('a send to +15005550003 (Twilio error 21408, geo permissions) is not sent, permanent: never retried', async () => {
+    // Prepare
+    const clock = aClock();
+    const provider = aProvider(harness, clock);
+
+    // Act
+    const outcome = await provider.send(aSendCommand(clock, { to: '+15005550003' }));
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'not_sent_permanent', detail: 'twilio:21408' });
+  });
+
+  it.each([['+15005550002', 21612]])(
     'a send to %s (Twilio error %i) is our configuration: retryable, with its own detail',
     async (to, code) => {
       // Prepare

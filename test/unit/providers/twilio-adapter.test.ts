@@ -426,6 +426,7 @@ describe('Twilio adapter against the simulator', () => {
         kind: 'found',
         messageId: upper,
         status: 'not_sent',
+        detail: 'twilio:30001',
         attempt: command.attempt,
       });
       expect(fake.calls.map((c) => c.url)).toEqual([
@@ -739,7 +740,13 @@ describe('Twilio adapter: ValidityPeriod and queued messages (slow sending simul
 
     // Assess
     expect(before).toEqual({ kind: 'found', messageId, status: 'pending', attempt: 1 });
-    expect(after).toEqual({ kind: 'found', messageId, status: 'not_sent', attempt: 1 });
+    expect(after).toEqual({
+      kind: 'found',
+      messageId,
+      status: 'not_sent',
+      attempt: 1,
+      detail: 'twilio:30036',
+    });
     const entry = (await harness.ledger()).find((e) => e.id === messageId);
     expect(entry).toMatchObject({ status: 'failed', error_code: 30036 });
   });

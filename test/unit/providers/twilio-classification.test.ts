@@ -11,6 +11,8 @@ import {
   parseSendBody,
   SEND_CLASSIFICATION,
   type SendObservation,
+  statusDetail,
+  TWILIO_FAILED_CODES,
   TWILIO_STATUS_MAP,
   type TwilioBody,
 } from '../../../shared/providers/twilio/index.js';
@@ -62,7 +64,8 @@ const EXAMPLES: Record<string, readonly SendObservation[]> = {
     ...Object.keys(PERMANENT_TWILIO_CODES).map((code) => http(400, twilioError(Number(code)))),
     http(404, twilioError(21211)),
   ],
-  rejected_configuration: [http(400, twilioError(21408)), http(400, twilioError(21612))],
+  rejected_account_permanent: [http(400, twilioError(21408)), http(403, twilioError(21408))],
+  rejected_configuration: [http(400, twilioError(21612))],
   auth_rejected: [http(401, twilioError(20003)), http(401), http(403), http(403, twilioError(20003))],
   rejected_retryable: [
     http(400, twilioError(21606)),
@@ -137,6 +140,14 @@ describe('Twilio send classification table', () => {
 
     // Assess
     expect(outcome).toEqual({ kind: 'not_sent_permanent', detail: 'twilio_21610' });
+  });
+
+  it('reads 21408 (geo permissions) as not sent, permanent, named in the reason_detail grammar', () => {
+    // Act
+    const outcome = classifySend(http(400, twilioError(21408)));
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'not_sent_permanent', detail: 'twilio:21408' });
   });
 
   it.each(Object.keys(CONFIGURATION_TWILIO_CODES))(
@@ -335,7 +346,9 @@ describe('normaliseStatus', () => {
       Array(4).fill('pending'),
     );
     expect(['sent', 'delivered', 'read'].map(normaliseStatus)).toEqual(['sent', 'delivered', 'delivered']);
-    expect(['undelivered', 'failed', 'canceled'].map(normaliseStatus)).toEqual(Array(3).fill('undelivered'));
+    expect(['undelivered', 'failed', 'canceled'].map((s) => normaliseStatus(s))).toEqual(
+      Array(3).fill('undelivered'),
+    );
   });
 });
 
@@ -353,5 +366,89 @@ describe('normaliseStatus with an error code', () => {
   ] as const)('reads %s with error %s as %s', (status, code, expected) => {
     // Act + Assess
     expect(normaliseStatus(status, code)).toBe(expected);
+  });
+});
+
+/**
+ * Twilio `failed` codes, from the documentation (docs/providers/twilio.md, "Failed messages, code
+ * by code"): written out here independently of the adapter's table, so a change to either shows.
+ */
+const FAILED_CODES_FROM_THE_DOCS = [
+  // Twilio's own failures and its queue: not sent, a new attempt may succeed.
+  [30001, 'not_sent'],
+  [30036, 'not_sent'],
+  [30500, 'not_sent'],
+  [12400, 'not_sent'],
+  [20500, 'not_sent'],
+  [20504, 'not_sent'],
+  [30103, 'not_sent'],
+  // The account, geo permissions, SMS pumping protection: not sent, never retried.
+  [30002, 'not_sent_permanent'],
+  [90010, 'not_sent_permanent'],
+  [30454, 'not_sent_permanent'],
+  [21408, 'not_sent_permanent'],
+  [30450, 'not_sent_permanent'],
+  // Anything else may have reached a carrier: a message that exists.
+  [30003, 'undelivered'],
+  [30005, 'undelivered'],
+  [30006, 'undelivered'],
+  [30007, 'undelivered'],
+  [30008, 'undelivered'],
+  [30034, 'undelivered'],
+] as const;
+
+describe('Twilio failed codes, code by code', () => {
+  it.each(FAILED_CODES_FROM_THE_DOCS)('a failed message with error %i reads as %s', (code, expected) => {
+    // Act
+    const asNumber = normaliseStatus('failed', code);
+    const asString = normaliseStatus('failed', String(code));
+
+    // Assess
+    expect(asNumber).toBe(expected);
+    expect(asString).toBe(expected);
+  });
+
+  it.each(FAILED_CODES_FROM_THE_DOCS)('names error %i as twilio:<code> for reason_detail', (code) => {
+    // Act
+    const detail = statusDetail('failed', code);
+
+    // Assess
+    expect(detail).toBe(`twilio:${code}`);
+    expect(detail).toMatch(/^[a-z0-9_]+(:[A-Za-z0-9_.-]+)*$/);
+  });
+
+  it('classifies exactly the codes the documentation table lists as not sent, and cites a Twilio page for each', () => {
+    // Prepare
+    const documented = FAILED_CODES_FROM_THE_DOCS.filter(([, status]) => status !== 'undelivered').map(
+      ([code]) => code,
+    );
+
+    // Act
+    const classified = Object.keys(TWILIO_FAILED_CODES).map(Number);
+
+    // Assess
+    expect(classified.sort()).toEqual([...documented].sort());
+    for (const rule of Object.values(TWILIO_FAILED_CODES))
+      expect(rule.source).toMatch(/^https:\/\/(www|support)\.twilio\.com\//);
+  });
+
+  it.each([30500, 30450])(
+    "an `undelivered` message with error %i is the carrier's answer: it exists",
+    (code) => {
+      // Act + Assess
+      expect(normaliseStatus('undelivered', code)).toBe('undelivered');
+    },
+  );
+
+  it.each([
+    ['failed', null, 'twilio:failed'],
+    ['undelivered', '30003', 'twilio:30003'],
+    ['canceled', null, 'twilio:canceled'],
+    ['delivered', null, undefined],
+    ['queued', null, undefined],
+    ['failed', '1234567', 'twilio:failed'],
+  ] as const)('details a %s status with error %s as %s', (status, code, expected) => {
+    // Act + Assess
+    expect(statusDetail(status, code)).toBe(expected);
   });
 });

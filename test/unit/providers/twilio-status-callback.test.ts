@@ -52,6 +52,7 @@ describe('parseStatusCallback', () => {
         providerStatus: 'failed',
         clientReference: null,
         errorCode: 30008,
+        detail: 'twilio:30008',
       },
     });
   });
@@ -59,6 +60,12 @@ describe('parseStatusCallback', () => {
   it.each([
     ['30001', 'failed', 'not_sent'],
     ['30036', 'failed', 'not_sent'],
+    ['30500', 'failed', 'not_sent'],
+    ['12400', 'failed', 'not_sent'],
+    ['30002', 'failed', 'not_sent_permanent'],
+    ['21408', 'failed', 'not_sent_permanent'],
+    ['30450', 'failed', 'not_sent_permanent'],
+    ['30008', 'failed', 'undelivered'],
     // `undelivered` is the carrier's verdict: the message left Twilio, whatever the code.
     ['30036', 'undelivered', 'undelivered'],
   ] as const)(
@@ -75,7 +82,10 @@ describe('parseStatusCallback', () => {
       const parsed = parseStatusCallback({ body });
 
       // Assess
-      expect(parsed).toMatchObject({ ok: true, value: { status: expected, errorCode: Number(code) } });
+      expect(parsed).toMatchObject({
+        ok: true,
+        value: { status: expected, errorCode: Number(code), detail: `twilio:${code}` },
+      });
     },
   );
 
