@@ -1,5 +1,6 @@
 /** Argument parsing and the summary printed by `npm run chaos`: pure, so both are unit-tested. */
 import { parseArgs } from 'node:util';
+import { formatAlarmReport } from './alarms.js';
 import type { ChaosProvider, ChaosRunResult } from './driver.js';
 
 /** What `npm run chaos -- ...` asked for. */
@@ -20,6 +21,8 @@ export interface ChaosCliOptions {
   readonly provider: ChaosProvider;
   /** Run message-fault phases with their send fault only when the simulator refuses them. */
   readonly tolerateUnknownFaults: boolean;
+  /** The zero-SMS alarm drill (scripts/chaos/alarms.ts): a provider outage longer than a token's life. */
+  readonly alarmDrill?: true;
 }
 
 export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurrency C] [--duration 10m]
@@ -37,7 +40,9 @@ export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurr
   --provider P        twilio (default: the Twilio simulator), sns or eum (the AWS simulator, real SDK clients)
   --tolerate-unknown-faults
                       a simulator without the message fault modes (redaction, list_lag, receipt_*,
-                      fail_not_sent) answers 400: run those phases without them instead of stopping`;
+                      fail_not_sent) answers 400: run those phases without them instead of stopping
+  --alarm-drill       the provider refuses every send (429) for 3.5 min from 2.5 min in, longer than any
+                      token lives: the ZeroSmsOutcomes alarm must cross its threshold (use --duration 8m)`;
 
 /** `90`, `90s`, `1500ms`, `10m`, `1h` -> milliseconds. */
 export function parseDuration(text: string): number {
@@ -71,6 +76,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
       verbose: { type: 'boolean', default: false },
       provider: { type: 'string' },
       'tolerate-unknown-faults': { type: 'boolean', default: false },
+      'alarm-drill': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -94,6 +100,7 @@ export function parseChaosArgs(argv: readonly string[]): ChaosCliOptions {
     provider,
     tolerateUnknownFaults: values['tolerate-unknown-faults'] ?? false,
     ...(values.json === undefined ? {} : { jsonPath: values.json }),
+    ...(values['alarm-drill'] ? { alarmDrill: true as const } : {}),
   };
 }
 
@@ -154,6 +161,7 @@ export function formatSummary(
     );
     lines.push(`  provider calls: ${calls.join(' ')}; messages ${f.messages.length}`);
   }
+  lines.push(...formatAlarmReport(s.zeroSmsPeriods ?? [], s.alarmDrill));
   lines.push(`RESULT: ${result.passed ? 'PASS' : 'FAIL'}`);
   return lines;
 }

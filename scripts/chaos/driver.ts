@@ -20,6 +20,7 @@ import {
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { FindBy, type ProviderCapabilities } from '../../shared/domain/provider.js';
+import { type AlarmDrill, drillPhase, type ZeroSmsPeriod, zeroSmsByAlarmPeriod } from './alarms.js';
 import { captureOutput } from './capture.js';
 import {
   type CipherFaultCounts,
@@ -142,6 +143,8 @@ export interface ChaosRunOptions {
    * counted; without it the run stops. Only for simulators that predate those modes.
    */
   readonly tolerateUnknownFaultModes?: boolean;
+  /** A provider outage that causes zero-SMS outcomes (scripts/chaos/alarms.ts); default none. */
+  readonly alarmDrill?: AlarmDrill;
 }
 
 /** `npm run chaos -- --provider ...`: the Twilio simulator, or the AWS simulator for SNS / End User Messaging. */
@@ -209,6 +212,10 @@ export interface ChaosStats {
   pastExpiry: { count: number; maxMs: number; p99Ms: number };
   /** How unknown outcomes ended (with an SMS, without one by reason and cause). */
   unknownOutcomes: UnknownOutcomeReport;
+  /** `ZeroSmsOutcome` and `FinalOutcomes` per zero-SMS alarm period (scripts/chaos/alarms.ts). */
+  zeroSmsPeriods?: ZeroSmsPeriod[];
+  /** The alarm drill, when one ran, and when the run started (its outage is relative to that). */
+  alarmDrill?: AlarmDrill & { startedAt: number };
 }
 
 /** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
@@ -427,7 +434,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
     let phaseError: unknown;
     const phaseLoop = (async () => {
       for (let index = 0; phasesRunning; index++) {
-        const phase = faultPhase(seed, index, mix);
+        const phase =
+          drillPhase(options.alarmDrill, Date.now() - started, index) ?? faultPhase(seed, index, mix);
         const name = phase.mode ?? 'none';
         stats.faultPhases[name] = (stats.faultPhases[name] ?? 0) + 1;
         const messageName = phase.messageFaults.map((f) => f.mode).join('+') || 'none';
@@ -751,6 +759,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       eventsOnly: dataset.eventsOnly ?? false,
     }).excused;
     stats.unknownOutcomes = unknownOutcomes(commands, evidence, ledger, requests);
+    stats.zeroSmsPeriods = zeroSmsByAlarmPeriod(evidence);
+    if (options.alarmDrill) stats.alarmDrill = { ...options.alarmDrill, startedAt: started };
     stats.providerSends = requests.length;
     stats.providerMessages = ledger.length;
     stats.logLines = logLines.length;
