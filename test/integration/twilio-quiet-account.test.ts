@@ -1,0 +1,119 @@
+/**
+ * Issue 20, defect 1, through `npm start` as an operator runs it (default timings): in a quiet
+ * Twilio account (the simulator has no message at all), a send that times out before Twilio
+ * records it (`timeout_before_accept`, redaction off) is proven absent with the scheduled probe,
+ * resent and delivered exactly once before the token expires, and the probe never goes out.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { aFreshCode, aRequestBody } from '../support/fixtures.js';
+
+async function aFreePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function eventually<T>(
+  read: () => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not in time`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+interface Transition {
+  readonly to_state: string;
+  readonly reason: string;
+  readonly at: string;
+}
+
+describe('npm start: a quiet Twilio account', () => {
+  let child: ChildProcess | undefined;
+  afterEach(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  });
+
+  it('delivers a timeout_before_accept exactly once before expiry; the probe is canceled, never sent', async () => {
+    // Prepare: the whole stack on free ports, nothing sent yet
+    const ports = {
+      PORT: await aFreePort(),
+      SIM_PORT: await aFreePort(),
+      DYNAMODB_PORT: await aFreePort(),
+      SQS_PORT: await aFreePort(),
+    };
+    const env = {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    };
+    child = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    await eventually(
+      async () => (output.includes('Ctrl-C stops everything') ? true : undefined),
+      90_000,
+      'start',
+    );
+    const api = `http://127.0.0.1:${ports.PORT}`;
+    const sim = `http://127.0.0.1:${ports.SIM_PORT}`;
+    const faults = await fetch(`${sim}/_sim/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'timeout_before_accept', count: 1 }),
+    });
+    expect(faults.ok).toBe(true);
+
+    // Act
+    const admitted = await fetch(`${api}/v1/notifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(aRequestBody({ params: { code: aFreshCode() } })),
+    });
+    expect(admitted.status).toBe(202);
+    const { idempotency_key: key, expires_at: expiresAt } = (await admitted.json()) as {
+      idempotency_key: string;
+      expires_at: string;
+    };
+    const path = `${api}/v1/notifications/${encodeURIComponent(key)}`;
+    await eventually(
+      async () => {
+        const view = (await (await fetch(path)).json()) as { state: string };
+        return view.state === 'delivered' ? view : undefined;
+      },
+      90_000,
+      'delivered',
+    );
+
+    // Assess: one message for the key, delivered before expiry, resent only after absence was proven
+    const ledger = (await (await fetch(`${sim}/_sim/messages`)).json()) as {
+      messages: { client_reference: string | null; status: string; accepted_at: string }[];
+    };
+    const ours = ledger.messages.filter((m) => m.client_reference?.startsWith(`${key}#`));
+    expect(ours.map((m) => [m.client_reference, m.status])).toEqual([[`${key}#2`, 'delivered']]);
+    expect(Date.parse(ours[0]?.accepted_at ?? '')).toBeLessThan(Date.parse(expiresAt));
+    const others = ledger.messages.filter((m) => m.client_reference === null);
+    expect(others.length).toBeGreaterThan(0);
+    expect(others.every((m) => m.status === 'canceled')).toBe(true);
+    const trail = ((await (await fetch(`${path}/evidence`)).json()) as { transitions: Transition[] })
+      .transitions;
+    const reasons = trail.map((t) => t.reason);
+    expect(reasons.filter((r) => r === 'claimed')).toHaveLength(2);
+    expect(reasons.lastIndexOf('claimed')).toBeGreaterThan(reasons.indexOf('reconciled_absent'));
+  });
+});
