@@ -8,7 +8,7 @@
  * when compiled).
  */
 
-import type { EvidenceView, NotificationView } from '../../shared/usecases/view.js';
+import type { EvidenceView, NotificationView, WaitingForView } from '../../shared/usecases/view.js';
 
 interface El {
   textContent: string | null;
@@ -41,6 +41,8 @@ interface UnknownItem {
   readonly checks: number;
   readonly unknown_since: string | null;
   readonly next_check_at: string | null;
+  readonly reason_detail: string | null;
+  readonly waiting_for: WaitingForView | null;
 }
 
 function byId<T extends El = El>(id: string): T {
@@ -93,10 +95,19 @@ function clock(isoTime: string): string {
   return isoTime.slice(11, 23);
 }
 
+/** `second_absence_read until 12:00:10.000 (in 4s)`; `, then expires` when expiry ends the wait. */
+function waitingText(waiting: WaitingForView, now: number): string {
+  const left = Date.parse(waiting.until) - now;
+  const when = left > 0 ? `in ${age(left)}` : `${age(-left)} ago`;
+  return `${waiting.what} until ${clock(waiting.until)} (${when})${waiting.bounded_by_expiry ? ', then expires' : ''}`;
+}
+
 function renderFacts(view: NotificationView): void {
   const facts: Array<[string, string]> = [
     ['event_id', view.event_id],
     ['last reason', view.last_reason ?? '-'],
+    ['reason detail', view.reason_detail ?? '-'],
+    ['waiting for', view.waiting_for ? waitingText(view.waiting_for, Date.now()) : 'nothing (final)'],
     ['attempts', String(view.attempts)],
     ['template', `${view.template} (${view.channel})`],
     ['created', view.created_at],
@@ -109,7 +120,11 @@ function renderFacts(view: NotificationView): void {
     ['destination', view.destination_fingerprint],
   ];
   byId('facts').replaceChildren(
-    ...facts.flatMap(([name, value]) => [el('dt', '', name), el('dd', '', value)]),
+    ...facts.flatMap(([name, value]) => {
+      const dd = el('dd', '', value);
+      dd.dataset.fact = name.replaceAll(' ', '_');
+      return [el('dt', '', name), dd];
+    }),
   );
 }
 
@@ -149,6 +164,7 @@ function renderTimeline(evidence: readonly EvidenceView[]): void {
     what.append(el('span', 'from', e.from_state ?? 'new'), ' → ', to);
     const why = el('div', 'why');
     const details = [`reason ${e.reason}`, `actor ${e.actor}`, `attempt ${e.attempt}`];
+    if (e.reason_detail) details.splice(1, 0, `detail ${e.reason_detail}`);
     if (e.provider_message_id) details.push(`message ${e.provider_message_id}`);
     why.textContent = details.join(' · ');
     li.append(el('span', 'dot'), when, what, why);
@@ -250,6 +266,8 @@ function renderUnknown(): void {
         el('td', 'age', since === undefined ? '-' : age(now - since)),
         el('td', '', String(item.checks)),
         el('td', '', item.next_check_at ? clock(item.next_check_at) : '-'),
+        el('td', 'waiting', item.waiting_for ? waitingText(item.waiting_for, now) : '-'),
+        el('td', 'detail', item.reason_detail ?? '-'),
       );
       return tr;
     }),

@@ -41,8 +41,10 @@ export async function runStatus(deps: StatusDeps, options: StatusOptions): Promi
       entries.push({ notification, evidence: (await getEvidence(deps.store, options.key)) ?? [] });
     }
   } else {
-    for (const notification of await listByEvent(deps.store, options.eventId ?? '')) {
-      const evidence = (await getEvidence(deps.store, notification.idempotency_key)) ?? [];
+    for (const listed of await listByEvent(deps.store, options.eventId ?? '')) {
+      // The event index holds no `reason_detail`: each command is read again, strongly, by its key.
+      const notification = (await getNotification(deps.store, listed.idempotency_key)) ?? listed;
+      const evidence = (await getEvidence(deps.store, listed.idempotency_key)) ?? [];
       entries.push({ notification, evidence });
     }
   }
@@ -68,6 +70,8 @@ export function renderEntry(entry: StatusEntry, now: number): string {
   const head = table([
     ['notification', n.idempotency_key],
     ['state', `${n.state}${n.last_reason ? `  (last reason: ${n.last_reason})` : ''}`],
+    ...(n.reason_detail ? [['reason_detail', n.reason_detail]] : []),
+    ...(n.waiting_for ? [['waiting_for', renderWaiting(n.waiting_for, now)]] : []),
     ['event_id', n.event_id],
     ['template', `${n.template} via ${n.channel}`],
     ['attempts', String(n.attempts)],
@@ -83,6 +87,13 @@ export function renderEntry(entry: StatusEntry, now: number): string {
   return `${head}\n\n${renderTimeline(entry.evidence)}\n`;
 }
 
+/** `second_absence_read until 2026-...Z (in 4.2s)`, with `, then expires` when expiry ends the wait. */
+export function renderWaiting(waiting: NonNullable<NotificationView['waiting_for']>, now: number): string {
+  const left = Date.parse(waiting.until) - now;
+  const when = left > 0 ? `in ${formatDuration(left)}` : `${formatDuration(-left)} ago`;
+  return `${waiting.what} until ${waiting.until}  (${when}${waiting.bounded_by_expiry ? ', then expires' : ''})`;
+}
+
 /** The evidence trail as a table, with each record's offset from admission. */
 export function renderTimeline(evidence: readonly EvidenceView[]): string {
   if (evidence.length === 0) return 'timeline: no evidence records';
@@ -93,12 +104,13 @@ export function renderTimeline(evidence: readonly EvidenceView[]): string {
     `+${formatDuration(Date.parse(e.at) - start)}`,
     `${e.from_state ?? '(new)'} -> ${e.to_state}`,
     e.reason,
+    e.reason_detail ?? '',
     e.actor,
     String(e.attempt),
     e.provider_message_id ?? '',
   ]);
   return `timeline (${evidence.length} records)\n${table([
-    ['seq', 'at', 'offset', 'transition', 'reason', 'actor', 'attempt', 'message_id'],
+    ['seq', 'at', 'offset', 'transition', 'reason', 'reason_detail', 'actor', 'attempt', 'message_id'],
     ...rows,
   ])}`;
 }

@@ -8,11 +8,13 @@ import {
 } from './policy.js';
 import {
   admissibleLookup,
+  isNotSentStatus,
   type LookupOutcome,
   type ProviderCapabilities,
   type ProviderStatus,
   type SendOutcome,
 } from './provider.js';
+import { DomainDetail as D, detailWithCause, reasonDetailFrom } from './reason-detail.js';
 import { Actor, ReasonCode as R, NotificationState as S } from './states.js';
 
 /** What the sender should do with a command it was handed. */
@@ -58,10 +60,12 @@ function decideAccepted(
 ): DispatchDecision {
   const deadline = dispatchDeadline(record, policy);
   if (now >= deadline - policy.minSendWindowMs) {
-    return { kind: 'transition', intent: expireAccepted(now, R.expiredBeforeDispatch, Actor.sender) };
+    const intent = expireAccepted(now, R.expiredBeforeDispatch, Actor.sender, expiryDetail(record));
+    return { kind: 'transition', intent };
   }
   if (record.attempts >= policy.maxAttempts) {
-    return { kind: 'transition', intent: expireAccepted(now, R.retryExhausted, Actor.sender) };
+    const intent = expireAccepted(now, R.retryExhausted, Actor.sender, exhaustedDetail(record));
+    return { kind: 'transition', intent };
   }
   if ((record.nextAttemptAt ?? 0) > now) return { kind: 'skip', why: 'not_yet_due' };
   // The provider call must end before the token's dispatch deadline and inside the lease.
@@ -97,8 +101,27 @@ function expireAccepted(
   now: EpochMs,
   reason: typeof R.expiredBeforeDispatch | typeof R.retryExhausted,
   actor: Actor,
+  reasonDetail: string,
 ) {
-  return { to: S.expired, reason, actor, at: now } satisfies TransitionIntent;
+  return { to: S.expired, reason, reasonDetail, actor, at: now } satisfies TransitionIntent;
+}
+
+/**
+ * Why an `accepted` command expires unsent: never claimed, a retry's backoff that ran past the
+ * deadline, or due but not claimed in time; with the last attempt's detail when it had one
+ * (`backoff_past_deadline:twilio:config:21408`).
+ */
+export function expiryDetail(
+  record: Pick<NotificationRecord, 'attempts' | 'lastReason' | 'reasonDetail'>,
+): string {
+  if (record.attempts === 0 && record.lastReason === R.admitted) return D.neverClaimed;
+  const backoff = record.lastReason === R.providerRejectedRetryable;
+  return detailWithCause(backoff ? D.backoffPastDeadline : D.notClaimedInTime, record.reasonDetail);
+}
+
+/** Why the attempt limit ended a command: `max_attempts`, with the last attempt's detail (`max_attempts:twilio:http_429`). */
+export function exhaustedDetail(record: Pick<NotificationRecord, 'reasonDetail'>): string {
+  return detailWithCause(D.maxAttempts, record.reasonDetail);
 }
 
 /** A `dispatching` record whose lease ran out: a crash after the call looks exactly like a timeout. */
@@ -145,6 +168,7 @@ export function recordSendOutcome(
       return {
         to: S.accepted,
         reason: R.providerRejectedRetryable,
+        reasonDetail: reasonDetailFrom(name, outcome.detail),
         actor: Actor.sender,
         at: now,
         // Never due after the dispatch deadline: the reconciler must expire it on time if no retry can
@@ -160,11 +184,18 @@ export function recordSendOutcome(
       };
     }
     case 'not_sent_permanent':
-      return { to: S.failed, reason: R.providerRejectedPermanent, actor: Actor.sender, at: now };
+      return {
+        to: S.failed,
+        reason: R.providerRejectedPermanent,
+        reasonDetail: reasonDetailFrom(name, outcome.detail),
+        actor: Actor.sender,
+        at: now,
+      };
     case 'unknown':
       return {
         to: S.dispatchUnknown,
         reason: outcome.timedOut ? R.providerTimeout : R.providerAmbiguous,
+        reasonDetail: reasonDetailFrom(name, outcome.detail),
         actor: Actor.sender,
         at: now,
         set: {
@@ -214,7 +245,8 @@ export function decideReconcile(
   switch (record.state) {
     case S.accepted:
       if (isPastDispatchDeadline(record, now, policy)) {
-        return { kind: 'transition', intent: expireAccepted(now, R.expiredBeforeDispatch, Actor.reconciler) };
+        const intent = expireAccepted(now, R.expiredBeforeDispatch, Actor.reconciler, expiryDetail(record));
+        return { kind: 'transition', intent };
       }
       // The queue message was lost or is late: put the key on the queue again (never a send).
       return { kind: 'redrive', nextDueAt: now + policy.queueSafetyNetMs };
@@ -257,7 +289,7 @@ function notSentForCurrentAttempt(
   record: NotificationRecord,
   found: { readonly status: ProviderStatus; readonly attempt?: number; readonly messageId: string },
 ): boolean {
-  if (found.status !== 'not_sent') return false;
+  if (!isNotSentStatus(found.status)) return false;
   if (found.attempt !== undefined) return found.attempt === record.attempts;
   // Without an attempt the message id must be the one this attempt got back.
   return record.provider.messageId === found.messageId;
@@ -266,19 +298,27 @@ function notSentForCurrentAttempt(
 /**
  * A message that was definitely never handed to a carrier: a new attempt while the token allows
  * one, otherwise final. The settle time does not apply: this is the provider's statement, not a
- * missing read.
+ * missing read. `not_sent_permanent` (a cause no attempt can cure in time) is final at once: `failed`.
  */
 function notSentIntent(
   record: NotificationRecord,
+  status: 'not_sent' | 'not_sent_permanent',
   now: EpochMs,
   policy: DispatchPolicy,
   actor: Actor,
+  detail: string | undefined,
 ): TransitionIntent {
-  const base = { actor, at: now } as const;
+  const base = { actor, at: now, ...(detail === undefined ? {} : { reasonDetail: detail }) } as const;
+  if (status === 'not_sent_permanent') return { ...base, to: S.failed, reason: R.providerNotSent };
   if (isPastDispatchDeadline(record, now, policy) || record.attempts >= policy.maxAttempts) {
     return record.state === S.sent
       ? { ...base, to: S.undelivered, reason: R.providerNotSent }
-      : { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
+      : {
+          ...base,
+          to: S.expired,
+          reason: R.expiredBeforeDispatch,
+          reasonDetail: detailWithCause(D.notSentPastDeadline, detail),
+        };
   }
   return {
     ...base,
@@ -297,11 +337,11 @@ function applyUnknownLookup(
 ): TransitionIntent {
   const name = record.provider.name;
   const base = { actor: Actor.reconciler, at: now } as const;
-  if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup)) {
-    return notSentIntent(record, now, policy, Actor.reconciler);
+  if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup) && isNotSentStatus(lookup.status)) {
+    return notSentIntent(record, lookup.status, now, policy, Actor.reconciler, foundDetail(record, lookup));
   }
   // A not-sent message of an older attempt says nothing about the current one.
-  if (lookup.kind === 'found' && lookup.status !== 'not_sent') {
+  if (lookup.kind === 'found' && !isNotSentStatus(lookup.status)) {
     // A message of any attempt of this key counts: the record takes its id and never sends again.
     const to =
       lookup.status === 'delivered' ? S.delivered : lookup.status === 'undelivered' ? S.undelivered : S.sent;
@@ -309,6 +349,7 @@ function applyUnknownLookup(
       ...base,
       to,
       reason: R.reconciledFound,
+      ...detailOf(foundDetail(record, lookup)),
       set: {
         provider: { name, messageId: lookup.messageId },
         sentAt: now,
@@ -319,12 +360,21 @@ function applyUnknownLookup(
     };
   }
   const pastDeadline = isPastDispatchDeadline(record, now, policy);
+  const lookupDetail = inconclusiveDetail(record, lookup, now);
+  const lastDetail = record.reasonDetail ?? D.noConclusiveRead;
   // Absence is read only after the attempt's call had to end; legacy records fall back to the unknown's start.
   const callEnded = now >= (record.callDeadline ?? record.unknownSince ?? record.updatedAt);
   const absent = lookup.kind === 'absent' && callEnded;
   if (absent && record.absentSince !== undefined && now - record.absentSince >= policy.reconcileSettleMs) {
     // Two agreeing reads, settle apart, both after the call deadline: no message exists.
-    if (pastDeadline) return { ...base, to: S.expired, reason: R.expiredBeforeDispatch };
+    if (pastDeadline) {
+      return {
+        ...base,
+        to: S.expired,
+        reason: R.expiredBeforeDispatch,
+        reasonDetail: D.absenceProvenPastDeadline,
+      };
+    }
     return {
       ...base,
       to: S.accepted,
@@ -334,8 +384,9 @@ function applyUnknownLookup(
     };
   }
   if (pastDeadline && now >= record.expiresAt) {
-    // The token is dead: whatever the provider did, no further send may happen. The outcome stays unknown.
-    return { ...base, to: S.expired, reason: R.unknownAtExpiry };
+    // The token is dead: whatever the provider did, no further send may happen. The outcome stays unknown;
+    // the detail is why the last read could not settle it.
+    return { ...base, to: S.expired, reason: R.unknownAtExpiry, reasonDetail: lookupDetail ?? lastDetail };
   }
   if (absent && record.absentSince === undefined) {
     // The first complete absent read: one more, a settle time later, must agree.
@@ -343,6 +394,7 @@ function applyUnknownLookup(
       ...base,
       to: S.dispatchUnknown,
       reason: R.absenceObserved,
+      reasonDetail: D.secondAbsenceRead,
       set: {
         absentSince: now,
         checks: record.checks + 1,
@@ -362,6 +414,7 @@ function applyUnknownLookup(
       ...base,
       to: S.dispatchUnknown,
       reason: R.reconcileInconclusive,
+      ...(lookupDetail === undefined ? {} : { reasonDetail: lookupDetail }),
       set: { checks, dueAt: Math.max(Math.min(proofAt, record.expiresAt), now + 1) },
     };
   }
@@ -370,9 +423,40 @@ function applyUnknownLookup(
     ...base,
     to: S.dispatchUnknown,
     reason: R.reconcileInconclusive,
+    ...(lookupDetail === undefined ? {} : { reasonDetail: lookupDetail }),
     set: { checks, dueAt: Math.min(now + wait, Math.max(record.expiresAt, now + 1)) },
     remove: ['absentSince'],
   };
+}
+
+/**
+ * Why a read of an unknown outcome did not settle it: the adapter's own detail for an inconclusive
+ * read (`absence_pending:canary_older_than_attempt`, `twilio:content:masked_number`), or where an
+ * absent read stands in the proof (before the call deadline, inside the settle time).
+ */
+function inconclusiveDetail(
+  record: NotificationRecord,
+  lookup: LookupOutcome,
+  now: EpochMs,
+): string | undefined {
+  if (lookup.kind === 'inconclusive') return reasonDetailFrom(record.provider.name, lookup.detail);
+  if (lookup.kind !== 'absent') return undefined;
+  const callEnded = now >= (record.callDeadline ?? record.unknownSince ?? record.updatedAt);
+  if (!callEnded) return D.callNotEnded;
+  return record.absentSince === undefined ? D.secondAbsenceRead : D.settleTime;
+}
+
+/** `{ reasonDetail }` when there is one: spread into an intent. */
+const detailOf = (detail: string | undefined) => (detail === undefined ? {} : { reasonDetail: detail });
+
+/** The provider's code on a found message (`twilio:30003`), in the grammar. */
+function foundDetail(record: NotificationRecord, lookup: { readonly detail?: string }): string | undefined {
+  return lookup.detail === undefined ? undefined : reasonDetailFrom(record.provider.name, lookup.detail);
+}
+
+/** The provider's status and code on a receipt (`twilio:undelivered:30003`), in the grammar. */
+function receiptDetail(record: NotificationRecord, receipt: Receipt): string | undefined {
+  return receipt.detail === undefined ? undefined : reasonDetailFrom(record.provider.name, receipt.detail);
 }
 
 function applyStatusPoll(
@@ -382,14 +466,14 @@ function applyStatusPoll(
   policy: DispatchPolicy,
 ): TransitionIntent | Reschedule {
   const base = { actor: Actor.reconciler, at: now } as const;
-  if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup)) {
-    return notSentIntent(record, now, policy, Actor.reconciler);
+  if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup) && isNotSentStatus(lookup.status)) {
+    return notSentIntent(record, lookup.status, now, policy, Actor.reconciler, foundDetail(record, lookup));
   }
   if (lookup.kind === 'found' && lookup.status === 'delivered') {
-    return { ...base, to: S.delivered, reason: R.statusPolled };
+    return { ...base, to: S.delivered, reason: R.statusPolled, ...detailOf(foundDetail(record, lookup)) };
   }
   if (lookup.kind === 'found' && lookup.status === 'undelivered') {
-    return { ...base, to: S.undelivered, reason: R.statusPolled };
+    return { ...base, to: S.undelivered, reason: R.statusPolled, ...detailOf(foundDetail(record, lookup)) };
   }
   if (now - (record.sentAt ?? record.updatedAt) >= policy.statusHorizonMs) {
     return { ...base, to: S.sent, reason: R.statusHorizon, set: { closed: true } };
@@ -406,6 +490,8 @@ export interface Receipt {
   readonly attempt: number;
   readonly messageId: string;
   readonly status: ProviderStatus;
+  /** The provider's code for a final status, in the `reason_detail` grammar (`twilio:30450`). */
+  readonly detail?: string;
 }
 
 /** Why a receipt changed nothing: every one of these is harmless and answered as received. */
@@ -429,7 +515,13 @@ export function applyReceipt(
   policy: DispatchPolicy,
 ): TransitionIntent | { readonly kind: 'ignore'; readonly why: ReceiptIgnored } {
   const ignore = (why: ReceiptIgnored) => ({ kind: 'ignore', why }) as const;
-  const base = { actor: Actor.receipt, at: now, reason: R.deliveryReceipt } as const;
+  const detail = receiptDetail(record, receipt);
+  const base = {
+    actor: Actor.receipt,
+    at: now,
+    reason: R.deliveryReceipt,
+    ...(detail === undefined ? {} : { reasonDetail: detail }),
+  } as const;
   const knownAttempt = receipt.attempt >= 1 && receipt.attempt <= record.attempts;
   const finalStatus =
     receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : null;
@@ -440,14 +532,14 @@ export function applyReceipt(
   }
   if (isFinal(record)) return ignore('final');
   if (!knownAttempt) return ignore('unknown_attempt');
-  if (receipt.status === 'not_sent') {
+  if (isNotSentStatus(receipt.status)) {
     const current =
       receipt.attempt === record.attempts &&
       (record.provider.messageId === undefined || record.provider.messageId === receipt.messageId);
     if (!current || (record.state !== S.dispatchUnknown && record.state !== S.sent)) {
       return ignore('not_sent_for_old_attempt');
     }
-    return notSentIntent(record, now, policy, Actor.receipt);
+    return notSentIntent(record, receipt.status, now, policy, Actor.receipt, detail);
   }
   const to =
     receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : S.sent;

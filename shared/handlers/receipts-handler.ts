@@ -97,6 +97,7 @@ export function createTwilioReceiptsHandler(deps: TwilioReceiptsDeps) {
         messageId: callback.messageSid,
         status: callback.status,
         providerStatus: callback.providerStatus,
+        ...(callback.detail === undefined ? {} : { detail: callback.detail }),
         ...(dedupeToken === undefined ? {} : { dedupeToken }),
       });
     }

@@ -23,6 +23,11 @@ export interface ReceiptInput {
   /** The provider's own status word (`delivered`, `TEXT_DELIVERED`, ...), for logs. */
   readonly providerStatus: string;
   /**
+   * The provider's code for a final status, in the `reason_detail` grammar (`twilio:30003`): the
+   * evidence of the transition carries it (the domain checks it against the grammar again).
+   */
+  readonly detail?: string;
+  /**
    * The provider's delivery id for this callback (`I-Twilio-Idempotency-Token`, an event id). Not
    * needed for correctness: a repeated receipt is a repeated fact, and the state machine never
    * records a fact twice. Logged to correlate retries.
@@ -61,7 +66,12 @@ const MAX_WRITES = 3;
 export async function ingestReceipt(deps: IngestReceiptDeps, input: ReceiptInput): Promise<ReceiptResult> {
   const reference = parseClientReference(input.clientReference);
   if (reference === undefined) return { kind: 'unknown_reference' };
-  const receipt = { attempt: reference.attempt, messageId: input.messageId, status: input.status };
+  const receipt = {
+    attempt: reference.attempt,
+    messageId: input.messageId,
+    status: input.status,
+    ...(input.detail === undefined ? {} : { detail: input.detail }),
+  };
   for (let write = 1; write <= MAX_WRITES; write++) {
     const stored = await deps.store.get(reference.idempotencyKey);
     if (stored === undefined) return { kind: 'unknown_command' };

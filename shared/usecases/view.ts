@@ -1,5 +1,5 @@
 import type { EvidenceRecord, NotificationRecord } from '../domain/notification.js';
-import { waitingFor } from '../domain/waiting-for.js';
+import { type WaitingFor, waitingFor } from '../domain/waiting-for.js';
 
 /** The public view of a command (DESIGN.md section 3). Never the phone number, params, token or URL. */
 export interface NotificationView {
@@ -67,16 +67,13 @@ export function toView(record: NotificationRecord): NotificationView {
     },
     last_reason: record.lastReason,
     ...(record.reasonDetail === undefined ? {} : { reason_detail: record.reasonDetail }),
-    ...(waiting === undefined
-      ? {}
-      : {
-          waiting_for: {
-            what: waiting.kind,
-            until: iso(waiting.until),
-            bounded_by_expiry: waiting.boundedByExpiry,
-          },
-        }),
+    ...(waiting === undefined ? {} : { waiting_for: toWaitingView(waiting) }),
   };
+}
+
+/** The public shape of {@link waitingFor}'s answer. */
+export function toWaitingView(waiting: WaitingFor): WaitingForView {
+  return { what: waiting.kind, until: iso(waiting.until), bounded_by_expiry: waiting.boundedByExpiry };
 }
 
 export function toEvidenceView(evidence: EvidenceRecord): EvidenceView {

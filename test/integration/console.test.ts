@@ -124,16 +124,44 @@ describe('console page in headless Chromium', () => {
     expect(laterAge).not.toBe(firstAge);
     expect(await page.locator('#state').textContent()).toBe('dispatch_unknown');
     expect(await page.locator('#timeline').textContent()).toContain('provider_timeout');
+    expect(await row.locator('.waiting').textContent()).toMatch(
+      /^(reconcile_check|second_absence_read) until /,
+    );
+    expect(await row.locator('.detail').textContent()).toMatch(/^[a-z0-9_]+(:[A-Za-z0-9_.-]+)+$/);
+    expect(await page.locator('dd[data-fact="waiting_for"]').textContent()).toMatch(
+      /^(reconcile_check|second_absence_read) until \d\d:\d\d:\d\d\.\d{3} /,
+    );
+    expect(await page.locator('dd[data-fact="reason_detail"]').textContent()).not.toBe('-');
     const api = (await (await fetch(`${pipe.stack.apiUrl}/console/api/unknown`)).json()) as {
-      items: { idempotency_key: string; age_seconds: number }[];
+      items: { idempotency_key: string; age_seconds: number; waiting_for: { until: string } | null }[];
     };
     expect(api.items.map((i) => i.idempotency_key)).toContain(key);
+    expect(api.items.find((i) => i.idempotency_key === key)?.waiting_for?.until).toMatch(/Z$/);
     expect(JSON.stringify(api)).not.toContain(TEST_PHONE);
     await page.close();
   });
 });
 
 describe('console route', () => {
+  it('shows why a command failed (the provider code) and that a final command waits for nothing', async () => {
+    // Prepare
+    await pipe.fault({ mode: 'reject_permanent', count: 1 });
+    const { idempotency_key: key } = await pipe.admit();
+    await pipe.waitFor(key, ['failed']);
+
+    // Act
+    const page = await openConsole(`/console?key=${encodeURIComponent(key)}`);
+    await page.locator('#timeline li.entry[data-state="failed"]').waitFor();
+
+    // Assess
+    expect(await page.locator('dd[data-fact="reason_detail"]').textContent()).toBe('twilio:21211');
+    expect(await page.locator('dd[data-fact="waiting_for"]').textContent()).toBe('nothing (final)');
+    expect(await page.locator('#timeline li.entry[data-state="failed"] .why').textContent()).toContain(
+      'detail twilio:21211',
+    );
+    await page.close();
+  });
+
   it('is read-only, answers 404 under /console, and leaves other paths to the API', async () => {
     // Act
     const post = await fetch(`${pipe.stack.apiUrl}/console/api/unknown`, { method: 'POST' });

@@ -1,6 +1,7 @@
 import type { BudgetCounter } from '../../domain/budgets.js';
 import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
 import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
+import { parseReasonDetail, REFUSED_DETAIL, type ReasonDetail } from '../../domain/reason-detail.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
 import { CorruptItemError } from './errors.js';
 import { evidenceSortKey, TableSchema } from './schema.js';
@@ -54,6 +55,7 @@ export const RECORD_ATTRIBUTES = {
   destinationFingerprint: 'destination_fingerprint',
   payloadFingerprint: 'payload_fingerprint',
   lastReason: 'last_reason',
+  reasonDetail: 'reason_detail',
   leaseUntil: 'lease_until',
   leaseOwner: 'lease_owner',
   nextAttemptAt: 'next_attempt_at',
@@ -121,6 +123,7 @@ export function evidenceItem(evidence: EvidenceRecord, expiresAt: number, retent
     to_state: evidence.toState,
     attempt: evidence.attempt,
     reason: evidence.reason,
+    ...(evidence.reasonDetail === undefined ? {} : { reason_detail: evidence.reasonDetail }),
     actor: evidence.actor,
     ...(evidence.provider === undefined ? {} : { provider: evidence.provider }),
     ...(evidence.providerMessageId === undefined ? {} : { provider_message_id: evidence.providerMessageId }),
@@ -143,6 +146,13 @@ function num(item: Item, name: string): number {
 
 function optNum<K extends string>(key: K, item: Item, name: string): { [P in K]?: number } {
   return (item[name] === undefined ? {} : { [key]: num(item, name) }) as { [P in K]?: number };
+}
+
+/** A stored detail, re-checked on read: one that fails the grammar is shown as refused, never as itself. */
+function optDetail<K extends string>(key: K, item: Item): { [P in K]?: ReasonDetail } {
+  const value = item.reason_detail;
+  if (value === undefined) return {};
+  return { [key]: parseReasonDetail(value) ?? REFUSED_DETAIL } as { [P in K]?: ReasonDetail };
 }
 
 function state(item: Item, name: string): NotificationState {
@@ -181,6 +191,7 @@ export function recordFromItem(item: Item): NotificationRecord {
       ...(typeof messageId === 'string' ? { messageId } : {}),
     },
     lastReason: reason(item, 'last_reason'),
+    ...optDetail('reasonDetail', item),
     ...optNum('leaseUntil', item, 'lease_until'),
     ...(typeof item.lease_owner === 'string' ? { leaseOwner: item.lease_owner } : {}),
     ...optNum('nextAttemptAt', item, 'next_attempt_at'),
@@ -207,6 +218,7 @@ export function evidenceFromItem(item: Item): EvidenceRecord {
     toState: state(item, 'to_state'),
     attempt: num(item, 'attempt'),
     reason: reason(item, 'reason'),
+    ...optDetail('reasonDetail', item),
     actor: str(item, 'actor') as EvidenceRecord['actor'],
     ...(typeof item.provider === 'string' ? { provider: item.provider } : {}),
     ...(typeof item.provider_message_id === 'string' ? { providerMessageId: item.provider_message_id } : {}),

@@ -67,7 +67,12 @@ export const INDEXED_RECORD_ATTRIBUTES = [
  * (the reconciler re-reads before every lookup). Keeping them out leaves the deployed indexes'
  * projections unchanged: DynamoDB cannot change a GSI's projection in place.
  */
-export const STRONG_READ_ONLY_ATTRIBUTES = ['attempt_started_at', 'call_deadline', 'absent_since'] as const;
+export const STRONG_READ_ONLY_ATTRIBUTES = [
+  'attempt_started_at',
+  'call_deadline',
+  'absent_since',
+  'reason_detail',
+] as const;
 
 /** The INCLUDE projection of an index whose own keys are `keys`. */
 function projectionWithout(...keys: readonly string[]) {

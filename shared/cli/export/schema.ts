@@ -1,7 +1,7 @@
 import type { EvidenceView } from '../../usecases/view.js';
 
 /** Version tag of the export format; bump it when a column is added, removed or changes meaning. */
-export const EXPORT_SCHEMA = 'reset-notifier.evidence.v1';
+export const EXPORT_SCHEMA = 'reset-notifier.evidence.v2';
 
 /**
  * The exported columns, in order (docs/operations.md). DESIGN.md section 6 and nothing else:
@@ -16,6 +16,7 @@ export const EXPORT_COLUMNS = [
   'to_state',
   'attempt',
   'reason',
+  'reason_detail',
   'actor',
   'provider',
   'provider_message_id',
@@ -38,6 +39,7 @@ export function toExportRow(view: EvidenceView): ExportRow {
     to_state: view.to_state,
     attempt: view.attempt,
     reason: view.reason,
+    reason_detail: view.reason_detail ?? null,
     actor: view.actor,
     provider: view.provider ?? null,
     provider_message_id: view.provider_message_id ?? null,

@@ -40,6 +40,8 @@ export async function ingestEumNotification(
       messageId: event.messageId,
       status: event.status,
       providerStatus: event.eventType,
+      // The event type is the provider's own status id (`TEXT_CARRIER_UNREACHABLE`): the evidence's `reason_detail`.
+      detail: `eum:event:${event.eventType}`,
       ...(event.notificationId === '' ? {} : { dedupeToken: `sns:${event.notificationId}` }),
     },
   );

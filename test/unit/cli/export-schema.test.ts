@@ -20,6 +20,7 @@ const row = (overrides: Partial<Record<keyof ExportRow, string | number | null>>
   to_state: 'accepted',
   attempt: 0,
   reason: 'admitted',
+  reason_detail: null,
   actor: 'api',
   provider: 'simulator',
   provider_message_id: null,
@@ -49,7 +50,32 @@ describe('export schema', () => {
     expect(Object.keys(exported)).toEqual([...EXPORT_COLUMNS]);
     expect(exported.provider).toBeNull();
     expect(exported.provider_message_id).toBeNull();
+    expect(exported.reason_detail).toBeNull();
     expect(JSON.stringify(exported)).not.toContain('+14155550123');
+  });
+
+  it('exports the evidence record’s reason_detail, after its reason', () => {
+    // Prepare
+    const view = {
+      idempotency_key: 'k',
+      event_id: 'e',
+      seq: 3,
+      at: '2026-01-01T00:00:02.000Z',
+      from_state: 'dispatching',
+      to_state: 'failed',
+      attempt: 1,
+      reason: 'provider_rejected_permanent',
+      reason_detail: 'twilio:21211',
+      actor: 'sender',
+      destination_fingerprint: 'fp1:x',
+    };
+
+    // Act
+    const exported = toExportRow(view);
+
+    // Assess
+    expect(exported.reason_detail).toBe('twilio:21211');
+    expect(EXPORT_COLUMNS.indexOf('reason_detail')).toBe(EXPORT_COLUMNS.indexOf('reason') + 1);
   });
 
   it('writes JSON Lines with keys in column order', () => {

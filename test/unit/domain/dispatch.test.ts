@@ -143,7 +143,13 @@ describe('decideDispatch: accepted', () => {
     // Assess
     expect(atLimit).toEqual({
       kind: 'transition',
-      intent: { to: S.expired, reason: R.expiredBeforeDispatch, actor: 'sender', at: lastMoment },
+      intent: {
+        to: S.expired,
+        reason: R.expiredBeforeDispatch,
+        reasonDetail: 'never_claimed',
+        actor: 'sender',
+        at: lastMoment,
+      },
     });
     expect(justBefore.kind).toBe('claim');
   });
@@ -172,7 +178,7 @@ describe('decideDispatch: accepted', () => {
     // Assess
     expect(decision).toEqual({
       kind: 'transition',
-      intent: { to: S.expired, reason: R.retryExhausted, actor: 'sender', at: T0 },
+      intent: { to: S.expired, reason: R.retryExhausted, reasonDetail: 'max_attempts', actor: 'sender', at: T0 },
     });
     if (decision.kind === 'transition')
       expect(isFinal(applyTransition(record, decision.intent).next)).toBe(true);

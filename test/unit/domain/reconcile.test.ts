@@ -93,7 +93,13 @@ describe('decideReconcile', () => {
     expect(before.kind).toBe('redrive');
     expect(at).toEqual({
       kind: 'transition',
-      intent: { to: S.expired, reason: R.expiredBeforeDispatch, actor: 'reconciler', at: deadline },
+      intent: {
+        to: S.expired,
+        reason: R.expiredBeforeDispatch,
+        reasonDetail: 'never_claimed',
+        actor: 'reconciler',
+        at: deadline,
+      },
     });
   });
 
