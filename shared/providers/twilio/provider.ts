@@ -28,7 +28,12 @@ import {
   type SendOutcome,
   type SmsProvider,
 } from '../../domain/provider.js';
-import { type AbsenceProbe, createAbsenceProbe, isAbsenceProbe } from './absence-probe.js';
+import {
+  type AbsenceProbe,
+  createAbsenceProbe,
+  isAbsenceProbe,
+  PROBE_DELETE_AFTER_MS,
+} from './absence-probe.js';
 import {
   classifySend,
   MESSAGE_SID,
@@ -493,13 +498,22 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
       return 'absence_disabled:redaction_observed';
     }
     // List consistency: a message older than the allowance must be visible in a listing of its number.
-    const probe = lagSubject;
-    const ageMs = probe === undefined ? 0 : now - probe.seenAt;
-    if (probe?.to !== undefined && ageMs >= listLagAllowanceMs) {
+    let lagProbe = lagSubject;
+    if (
+      lagProbe !== undefined &&
+      lagProbe.to === absenceProbeTo &&
+      now - lagProbe.seenAt > PROBE_DELETE_AFTER_MS
+    ) {
+      // An absence probe this old may have been deleted by any process's sweep: missing is no lag.
+      lagSubject = undefined;
+      lagProbe = undefined;
+    }
+    const ageMs = lagProbe === undefined ? 0 : now - lagProbe.seenAt;
+    if (lagProbe?.to !== undefined && ageMs >= listLagAllowanceMs) {
       const listing = { visible: false };
       try {
-        await walkListing({ To: probe.to }, signal, (listed) => {
-          listing.visible = listed?.sid === probe.sid;
+        await walkListing({ To: lagProbe.to }, signal, (listed) => {
+          listing.visible = listed?.sid === lagProbe.sid;
           return listing.visible;
         });
       } catch (error) {
@@ -507,13 +521,13 @@ export function createTwilioProvider(options: TwilioProviderOptions): SmsProvide
         throw error;
       }
       if (!listing.visible) {
-        canaryVerdict = { kind: 'list_lag', at: now, sid: probe.sid };
-        options.onEvent?.({ kind: 'list_lag_observed', messageSid: probe.sid, ageMs });
+        canaryVerdict = { kind: 'list_lag', at: now, sid: lagProbe.sid };
+        options.onEvent?.({ kind: 'list_lag_observed', messageSid: lagProbe.sid, ageMs });
         // A deleted probe message would look like lag forever: the next sid we see is probed next.
         lagSubject = undefined;
         return 'absence_disabled:list_lag_observed';
       }
-      // Seen: the next sid we see becomes the next probe.
+      // Seen: the next sid we see becomes the next list-lag probe.
       lagSubject = undefined;
     }
     if (Number.isNaN(createdAt)) return 'canary_unreadable';

@@ -285,6 +285,36 @@ describe('Twilio adapter: absence in a quiet account (the scheduled probe)', () 
     expect(after.every((m) => m.status === 'canceled' && m.date_sent === null)).toBe(true);
   });
 
+  it('an old probe deleted by another process’s sweep is not taken for list lag', async () => {
+    // Prepare: a probe proves one absence (too young then for the list-lag check); two hours later
+    // it is gone (deleted by a sweep elsewhere)
+    const clock = harness.clock;
+    const events: unknown[] = [];
+    const provider = aProbingProvider(harness, clock, {
+      onEvent: (event) => events.push(event),
+      listLagAllowanceMs: 30_000,
+    });
+    const { command } = await aTimedOutSend(harness, provider, clock);
+    clock.advance(30_000);
+    expect(
+      await provider.lookup(anAfterDeadlineRef(command, clock, { callDeadline: command.deadline })),
+    ).toEqual({ kind: 'absent' });
+    const [old] = await probes(harness);
+    clock.advance(2 * 3_600_000);
+    expect((await api(harness, 'DELETE', `/${old?.sid}.json`)).status).toBe(204);
+
+    // Act: a new quiet attempt
+    const later = await aTimedOutSend(harness, provider, clock);
+    clock.advance(30_000);
+    const outcome = await provider.lookup(
+      anAfterDeadlineRef(later.command, clock, { callDeadline: later.command.deadline }),
+    );
+
+    // Assess
+    expect(outcome).toEqual({ kind: 'absent' });
+    expect(events).toEqual([]);
+  });
+
   it('a sweep that cannot read the probe number’s listing creates no probe', async () => {
     // Prepare
     const clock = harness.clock;
