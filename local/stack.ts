@@ -151,7 +151,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
         authToken: preConfig.providerAuthToken,
         fingerprint: (e164) => fingerprinter.destination(e164),
-        ...(options.dataDir ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl') } : {}),
+        // Bodies and numbers kept across restarts, sealed under a key derived from the stack's data key.
+        ...(options.dataDir
+          ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl'), ledgerKey: parseKey(keys.dataKey) }
+          : {}),
         ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
       }));
     stops.push(sim.stop);

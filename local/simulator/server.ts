@@ -50,12 +50,12 @@
  */
 
 import { createHmac, randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loopbackOnly, refuseForeignHost } from '../runtime/loopback.js';
 import { realClock, type SimulatorClock } from './clock.js';
 import { type FaultMode, FaultSchedule, parseFaultPlans } from './faults.js';
+import { openLedgerFile } from './ledger-file.js';
 import {
   API_VERSION,
   maskNumber,
@@ -85,11 +85,17 @@ export interface SimulatorOptions {
   readonly log?: (line: string) => void;
   /**
    * Keep accepted messages in this JSONL file across restarts, as a real provider would (without
-   * it, a restarted stack with a kept table could conclude "absent" for a message that exists).
-   * Numbers and bodies are not written (only the destination fingerprint): they are personal data and the secret.
-   * Give a `fingerprint` that is stable across restarts, or reloaded messages cannot be matched by number.
+   * it, a restarted stack with a kept table could conclude "absent" for a message that exists):
+   * every property a read shows, bodies and numbers included, and callbacks still due are posted
+   * after the restart. Numbers and bodies are personal data and the secret: they are written only
+   * sealed (AES-256-GCM under `ledgerKey`; ./ledger-file.ts), never in clear.
    */
   readonly ledgerFile?: string;
+  /**
+   * Key material (32 bytes or more) the ledger file's seal is derived from: the local stack's data
+   * key. Without it, a random key kept next to the file (`<ledgerFile>.key`, mode 0600).
+   */
+  readonly ledgerKey?: Uint8Array;
   /** The auth token every Messages API request must carry; default {@link DEFAULT_AUTH_TOKEN}. */
   readonly authToken?: string;
   /** Adds the non-Twilio `status_callback` property to Message resources. Default false. */
@@ -356,21 +362,6 @@ function parseDay(value: string): { from: number; to: number } | null {
 
 const LIST_FILTERS = ['To', 'From', 'DateSent', 'DateSent>', 'DateSent<'] as const;
 
-/**
- * Reads a ledger file written by a previous run; a missing file is an empty ledger. A message is
- * appended again when it changes (deleted), so the last line of a sid wins.
- */
-function loadLedger(file: string): StoredMessage[] {
-  if (!existsSync(file)) return [];
-  const bySid = new Map<string, StoredMessage>();
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.trim() === '') continue;
-    const message = JSON.parse(line) as StoredMessage;
-    bySid.set(message.sid, message);
-  }
-  return [...bySid.values()].sort((a, b) => a.seq - b.seq);
-}
-
 /** Newest created first. */
 const byCreation = (a: StoredMessage, b: StoredMessage) => b.seq - a.seq;
 
@@ -431,17 +422,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
   const held = new Set<ServerResponse>();
   const stopping = new AbortController();
   let seq = 0;
-  if (options.ledgerFile) {
-    for (const message of loadLedger(options.ledgerFile)) {
-      messages.push(message);
-      bySid.set(message.sid, message);
-      seq = Math.max(seq, message.seq);
-    }
+  // Written on every change of a message (accepted, redacted, canceled, deleted): the last line wins.
+  const ledger = options.ledgerFile ? openLedgerFile(options.ledgerFile, options.ledgerKey) : undefined;
+  const reloaded = ledger?.load() ?? [];
+  for (const message of reloaded) {
+    messages.push(message);
+    bySid.set(message.sid, message);
+    seq = Math.max(seq, message.seq);
   }
-  const persist = (message: StoredMessage) => {
-    if (options.ledgerFile)
-      appendFileSync(options.ledgerFile, `${JSON.stringify({ ...message, to: '', body: '' })}\n`);
-  };
+  const persist = (message: StoredMessage) => ledger?.append(message);
   const context: SimulatorContext = {
     faults,
     log,
@@ -499,10 +488,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
   };
 
-  const scheduleCallbacks = (message: StoredMessage) => {
+  /** Posts the message's status callbacks at their times; events before `from` are not posted. */
+  const scheduleCallbacks = (message: StoredMessage, from = Number.NEGATIVE_INFINITY) => {
     if (message.statusCallback === null || message.receiptFault === 'lost') return;
     const copies = message.receiptFault === 'duplicated' ? 2 : 1;
     for (const event of message.timeline) {
+      if (event.at < from) continue;
       // One token per event: a re-delivery of the same event carries the same token.
       const token = `${message.sid}-${event.status}-${randomBytes(6).toString('hex')}`;
       for (let copy = 0; copy < copies; copy += 1) {
@@ -519,6 +510,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       }
     }
   };
+
+  // After a restart, the callbacks still due are posted as Twilio would; those that fell due while
+  // the simulator was down went to a service that was down with it, and are not replayed.
+  const restartedAt = clock.now();
+  for (const message of reloaded) scheduleCallbacks(message, restartedAt);
 
   const accept = (accountSid: string, form: URLSearchParams): StoredMessage => {
     const acceptedAt = clock.now();
@@ -752,6 +748,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     }
     if (body !== '') return twilioError(res, 400, [20001, 'Body can only be updated to an empty string']);
     message.body = '';
+    persist(message);
     log(`redacted body sid=${message.sid}`);
     return sendJson(res, 200, toTwilioJson(message, clock.now(), extensions));
   };
@@ -856,7 +853,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
         log('faults cleared');
         return sendJson(res, 200, { faults: [] });
       case 'POST /_sim/reset':
-        if (options.ledgerFile) writeFileSync(options.ledgerFile, '');
+        ledger?.clear();
         messages.length = 0;
         bySid.clear();
         requests.length = 0;
