@@ -4,7 +4,7 @@
  *
  * (a) the limit: a bare conditional PutItem of a real admitted command item (same size, same GSIs);
  * (b) our API handler in-process, fed API Gateway v2 events (validation, fingerprint, AES-GCM seal,
- *     one conditional PutItem with ALL_OLD on failure);
+ *     one TransactWriteItems of the command put and its event guard put, ALL_OLD on failure);
  * (c) the same handler with a plain PutItem, wrapped in Powertools `makeIdempotent`.
  *
  * Then, untimed, one fresh and one duplicate admission per variant with capacity recording.
@@ -534,12 +534,14 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
 }
 
 /**
- * Section "budgets": what destination budgets cost at admission. Three variants round-robin, as
- * in section 1: (a) the bare conditional PutItem, (b) our handler with budgets off (one PutItem),
- * (d) our handler with the default budgets (`3/15m,10/24h`: one TransactWriteItems of the put and
- * two counter updates). Every (d) request goes to its own number, so no budget is ever spent and
- * the figure is the cost of counting, not of refusing. Then, untimed, the capacity of a fresh,
- * a refused and a replayed budgeted admission.
+ * Section "budgets": what the default guards cost at admission. Three variants round-robin, as
+ * in section 1: (a) the bare conditional PutItem, (b) our handler with budgets off (one
+ * TransactWriteItems: the command and its event guard), (d) our handler with every default guard
+ * (`3/15m,10/24h` and one command per event: one TransactWriteItems of the put, the event guard
+ * and the one counter item both windows share). Every (d) request goes to its own number, so no
+ * budget is ever spent and the figure is the cost of counting, not of refusing. Prints
+ * `FIGURE admission.guarded_vs_bare.seq` / `.conc16`: (d)/(a) of pooled p50s. Then, untimed, the
+ * capacity of a fresh, a refused and a replayed budgeted admission.
  */
 export async function runBudgetAdmission(options: AdmissionOptions): Promise<SectionResult> {
   const setup = await setUp(options.endpoint);
@@ -650,7 +652,11 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
     ['sequential', seq],
     [`concurrency ${CONCURRENCY}`, conc],
   ] as const;
-  const names = { a: LABELS.a, b: '(b) our API handler, budgets off', c: '(d) our API handler, budgets on' };
+  const names = {
+    a: LABELS.a,
+    b: '(b) our API handler, budgets off (event guard on)',
+    c: '(d) our API handler, every default guard on',
+  };
   const latencyRows = modes.flatMap(([mode, m]) =>
     (['a', 'b', 'c'] as const).map((id) => [
       names[id],
@@ -672,6 +678,10 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
       },
     ];
   });
+  const guardedVsBare = {
+    seq: ratio(seq.latency.c.p50, seq.latency.a.p50),
+    conc16: ratio(conc.latency.c.p50, conc.latency.a.p50),
+  };
   targets.push({
     name: 'WCU a budget check adds to a fresh admission (model)',
     target: 'reported',
@@ -712,6 +722,10 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
       'A cancelled transaction (refusal, replay) is not modelled by the capacity recorder; its request count is exact. The refusal adds one strongly consistent GetItem (the store makes sure a replay is never refused).',
     ],
     targets,
+    figures: {
+      'admission.guarded_vs_bare.seq': Number(guardedVsBare.seq.toFixed(3)),
+      [`admission.guarded_vs_bare.conc${CONCURRENCY}`]: Number(guardedVsBare.conc16.toFixed(3)),
+    },
     data: { seq, conc, capacityRows, addedWcu },
   };
 }

@@ -22,7 +22,11 @@ export type AdmitRequest = Omit<NotificationRequestBody, 'locale'> & {
 export type AdmitOutcome =
   | { readonly kind: 'admitted'; readonly notification: NotificationView; readonly location: string }
   | { readonly kind: 'replayed'; readonly notification: NotificationView }
-  /** The key was used with a different payload (409 idempotency_key_reused). */
+  /**
+   * 409: the key was used with a different payload (`idempotency_key_reused`), or another key
+   * already admitted this event with a different payload (`event_already_admitted`; the message
+   * names that key). A second key with the same payload is `replayed`, with the first command.
+   */
   | { readonly kind: 'conflict'; readonly error: ApiErrorBody }
   /** 422: invalid fields, already expired, or a destination the deployment does not send to. */
   | { readonly kind: 'rejected'; readonly error: ApiErrorBody }

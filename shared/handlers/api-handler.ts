@@ -11,6 +11,7 @@ import { renderOpenApiDocument } from '../http/openapi.js';
 import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
 import {
   type ErrorBody,
+  eventAlreadyAdmitted,
   GENERIC_500_BODY,
   json,
   problem,
@@ -204,9 +205,18 @@ async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): P
         location: `/v1/notifications/${encodeURIComponent(outcome.view.idempotency_key)}`,
       });
     case 'replayed':
-      return json(200, outcome.view, { 'idempotent-replayed': 'true' });
+      // Also when another key admitted this event with the same payload: the view names that key.
+      return json(200, outcome.view, {
+        'idempotent-replayed': 'true',
+        ...(outcome.view.idempotency_key === request.idempotencyKey
+          ? {}
+          : { location: `/v1/notifications/${encodeURIComponent(outcome.view.idempotency_key)}` }),
+      });
     case 'conflict':
       return problem(409, 'idempotency_key_reused', 'this idempotency key was used with a different payload');
+    case 'event_conflict':
+      // Names the first command (a key, never a number), so the caller can read it instead.
+      return eventAlreadyAdmitted(outcome.idempotencyKey);
     case 'expired':
       return problem(422, 'already_expired', 'expires_at leaves no time to dispatch', [
         { path: 'expires_at', message: 'is in the past or within the dispatch margin' },

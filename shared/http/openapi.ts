@@ -56,7 +56,11 @@ export interface RouteSpec {
 }
 
 const HEADERS = {
-  Location: { description: 'Path of the notification (on 202)', schema: { type: 'string' } },
+  Location: {
+    description:
+      "Path of the notification (on 202); on a 200 or 409 for an event another key admitted, that first command's path",
+    schema: { type: 'string' },
+  },
   'Idempotent-Replayed': {
     description: '`true` when the key existed with the same payload',
     schema: { type: 'string', enum: ['true'] },
@@ -112,20 +116,26 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     method: 'post',
     path: '/v1/notifications',
     operationId: 'admitNotification',
-    summary: 'Admit a password-reset SMS, exactly once per idempotency key',
+    summary: 'Admit a password-reset SMS, exactly once per idempotency key and per event',
     description:
       'destination.phone must be a valid E.164 number (checked with libphonenumber); expires_at at most the configured maximum ahead.',
     parameters: ['IdempotencyKeyHeader'],
     body: { schema: 'NotificationRequest' },
     responses: {
       200: {
-        description: 'Replayed: the key exists with the same payload',
+        description:
+          "Replayed: the key exists with the same payload, or another key admitted this event_id, channel and template with the same payload (the first command's view, Location names it)",
         body: 'NotificationView',
-        headers: ['Idempotent-Replayed'],
+        headers: ['Idempotent-Replayed', 'Location'],
       },
       202: { description: 'Admitted', body: 'NotificationView', headers: ['Location'] },
       400: error('Malformed JSON'),
-      409: error('idempotency_key_reused: same key, different payload'),
+      409: {
+        description:
+          'idempotency_key_reused: same key, different payload; event_already_admitted: another key admitted this event_id, channel and template with a different payload (message and Location name that key)',
+        body: 'Error',
+        headers: ['Location'],
+      },
       413: error('Body over 16 KiB'),
       415: error('Content-Type is not application/json'),
       422: error('Invalid fields (with a list of field errors), or already expired'),

@@ -41,3 +41,24 @@ export function temporarilyUnavailable(retryAfterSeconds: number): APIGatewayPro
   };
   return json(503, body, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
 }
+
+/**
+ * `409 event_already_admitted`: another idempotency key already admitted this `event_id`,
+ * channel and template with a different payload; nothing was stored or counted. The message,
+ * the field error and `Location` name that first command (a key, never a number or params).
+ */
+export function eventAlreadyAdmitted(firstIdempotencyKey: string): APIGatewayProxyStructuredResultV2 {
+  const response = problem(
+    409,
+    'event_already_admitted',
+    `this event was already admitted under idempotency key ${firstIdempotencyKey}, with a different payload`,
+    [{ path: 'event_id', message: `is already admitted under idempotency key ${firstIdempotencyKey}` }],
+  );
+  return {
+    ...response,
+    headers: {
+      ...response.headers,
+      location: `/v1/notifications/${encodeURIComponent(firstIdempotencyKey)}`,
+    },
+  };
+}

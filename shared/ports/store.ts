@@ -15,14 +15,28 @@ export interface StoredCommand {
 }
 
 /**
- * Result of an admission attempt: exactly one writer gets `admitted`. `exists` wins over
- * `over_budget`: a replay of an admitted key is never refused nor counted. `over_budget` says
- * which kind of budget is spent and when it frees up (the latest end of its full windows);
- * nothing was written.
+ * What the event guard of one (`event_id`, channel, template) holds: the command admitted for it
+ * first. Fingerprints and a key, never a number or params.
+ */
+export interface EventClaim {
+  /** The idempotency key of the event's one command. */
+  readonly idempotencyKey: string;
+  readonly payloadFingerprint: string;
+  readonly destinationFingerprint: string;
+}
+
+/**
+ * Result of an admission attempt: exactly one writer gets `admitted`, per key and per event
+ * (`event_id`, channel, template). `exists` (this key is taken) wins over `event_taken` (another
+ * key holds the event), which wins over `over_budget`: a replay is never refused nor counted,
+ * and a second key for an admitted event writes and counts nothing. `over_budget` says which
+ * kind of budget is spent and when it frees up (the latest end of its full windows); nothing
+ * was written.
  */
 export type AdmitResult =
   | { readonly kind: 'admitted'; readonly stored: StoredCommand }
   | { readonly kind: 'exists'; readonly stored: StoredCommand }
+  | { readonly kind: 'event_taken'; readonly first: EventClaim }
   | {
       readonly kind: 'over_budget';
       readonly scope: BudgetCounter['scope'];
@@ -87,9 +101,11 @@ export interface PoisonMark {
 /** Persistence of commands and their evidence. Every method is one round trip (or one transaction). */
 export interface NotificationStore {
   /**
-   * One conditional put, no read before it. Returns the existing command when the key is taken.
-   * With `counters`, the put and one increment per counter are one atomic write: either the key
-   * was free and every counter below its limit (all written), or nothing is written.
+   * One atomic conditional write, no read before it: the command and its event guard (one per
+   * `event_id`, channel and template), plus one increment per counter. Either the key and the
+   * event were free and every counter below its limit (all written), or nothing is written.
+   * Returns the existing command when the key is taken, the event's first claim when another
+   * key holds the event.
    */
   admit(
     record: NotificationRecord,

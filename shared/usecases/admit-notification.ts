@@ -35,6 +35,12 @@ export type AdmissionOutcome =
   | { readonly kind: 'admitted'; readonly view: NotificationView }
   | { readonly kind: 'replayed'; readonly view: NotificationView }
   | { readonly kind: 'conflict'; readonly idempotencyKey: string }
+  /**
+   * Another idempotency key already admitted this `event_id`, channel and template with a
+   * different payload: nothing was stored or counted. `idempotencyKey` names that first command.
+   * (With the same payload the outcome is `replayed`, with the first command's view.)
+   */
+  | { readonly kind: 'event_conflict'; readonly idempotencyKey: string }
   | { readonly kind: 'expired'; readonly idempotencyKey: string }
   /** A budget is spent: nothing was stored; the window frees up in `retryAfterSeconds`. */
   | {
@@ -44,10 +50,14 @@ export type AdmissionOutcome =
     };
 
 /**
- * Admits a command exactly once. The hot path is one conditional PutItem and no read: a
- * concurrent duplicate loses the condition and gets the winner's record back in the same call.
- * With budgets, the same write also counts the admission against them (one transaction), so a
- * replay is never counted and a refusal stores nothing.
+ * Admits a command exactly once per idempotency key and once per (`event_id`, channel,
+ * template), whatever keys arrive. The hot path is one atomic conditional write and no read: a
+ * concurrent duplicate loses the condition and gets the winner's record (or, for another key of
+ * the same event, the winner's claim) back in the same call. With budgets, the same write also
+ * counts the admission against them, so a replay or a second key is never counted and a refusal
+ * stores nothing. A second key with the same payload is answered with the first command's view
+ * (a replay: the client that made a fresh key per HTTP retry gets its one SMS); with another
+ * payload it is an `event_conflict` naming the first key.
  */
 export async function admitNotification(
   deps: AdmissionDeps,
@@ -59,8 +69,13 @@ export async function admitNotification(
   if (isPastDispatchDeadline(request, now, deps.policy)) {
     // Nothing new may be stored; but a caller retrying an earlier, admitted request still gets its result.
     const existing = await deps.store.get(request.idempotencyKey);
-    if (!existing) return { kind: 'expired', idempotencyKey: request.idempotencyKey };
-    return compare(existing.record, payloadFingerprint);
+    if (existing) return compare(existing.record, payloadFingerprint);
+    // Or its event under another key (a fresh key per retry): the rare path may afford the query.
+    const first = (await deps.store.byEvent(request.eventId)).find(
+      (r) => r.channel === request.channel && r.template === request.template,
+    );
+    if (!first) return { kind: 'expired', idempotencyKey: request.idempotencyKey };
+    return compareEvent(first, payloadFingerprint);
   }
   const destinationFingerprint = deps.fingerprinter.destination(request.sensitive.phone);
   const { next, evidence } = admit({
@@ -82,6 +97,15 @@ export async function admitNotification(
       return { kind: 'admitted', view: toView(result.stored.record) };
     case 'exists':
       return compare(result.stored.record, payloadFingerprint);
+    case 'event_taken': {
+      if (result.first.payloadFingerprint !== payloadFingerprint) {
+        return { kind: 'event_conflict', idempotencyKey: result.first.idempotencyKey };
+      }
+      const first = await deps.store.get(result.first.idempotencyKey);
+      // The guard outlived its command (TTL deletes each item on its own): still never a second one.
+      if (!first) return { kind: 'event_conflict', idempotencyKey: result.first.idempotencyKey };
+      return compareEvent(first.record, payloadFingerprint);
+    }
     case 'over_budget':
       return {
         kind: 'rate_limited',
@@ -99,4 +123,15 @@ function compare(
     return { kind: 'conflict', idempotencyKey: existing.idempotencyKey };
   }
   return { kind: 'replayed', view: toView(existing) };
+}
+
+/** A request for an event another key admitted: the same payload is a replay of that command. */
+function compareEvent(
+  first: { readonly payloadFingerprint: string } & Parameters<typeof toView>[0],
+  payloadFingerprint: string,
+): AdmissionOutcome {
+  if (first.payloadFingerprint !== payloadFingerprint) {
+    return { kind: 'event_conflict', idempotencyKey: first.idempotencyKey };
+  }
+  return { kind: 'replayed', view: toView(first) };
 }

@@ -4,6 +4,7 @@
  * body rules answered before any write.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { EVENT_GUARD_PREFIX } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { DEFAULT_DESTINATION_LIMITS } from '../../shared/domain/budgets.js';
 import { startApiHarness } from '../support/api-harness.js';
@@ -31,10 +32,15 @@ async function start(env: Record<string, string>, clock = clockInsideWindow()) {
 
 async function items(harness: Harness) {
   const all = await harness.scan();
-  const counters = all.filter((i) => i[TableSchema.sortKey] === TableSchema.counterSortKey);
+  const limits = all.filter((i) => i[TableSchema.sortKey] === TableSchema.counterSortKey);
+  // The event guards (one per admitted event) are limit items too, but count no budget.
+  const isGuard = (i: Record<string, unknown>) =>
+    String(i[TableSchema.partitionKey]).startsWith(EVENT_GUARD_PREFIX);
+  const counters = limits.filter((i) => !isGuard(i));
   return {
     commands: all.filter((i) => i[TableSchema.sortKey] === TableSchema.commandSortKey),
     counters,
+    guards: limits.filter(isGuard),
     /** Every window's count, e.g. `[3, 3]` for the 15-minute and 24-hour windows of one number. */
     tallies: counters.flatMap((c) =>
       Object.entries(c)
@@ -64,6 +70,7 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     });
     const stored = await items(api);
     expect(stored.commands).toHaveLength(3);
+    expect(stored.guards).toHaveLength(3);
     expect(stored.counters).toHaveLength(1);
     expect(stored.tallies).toEqual([3, 3]);
     expect(JSON.stringify(stored.all)).not.toContain(TEST_PHONE);

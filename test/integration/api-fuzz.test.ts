@@ -16,6 +16,8 @@ type Harness = Awaited<ReturnType<typeof startApiHarness>>;
 let api: Harness;
 /** How many commands the table must hold: one per 202 seen so far. */
 let admittedSoFar = 0;
+/** Items one admission writes: the command and its event guard (one command per event). */
+const ITEMS_PER_ADMISSION = 2;
 
 beforeAll(async () => {
   api = await startApiHarness();
@@ -101,7 +103,7 @@ async function send(
     expect(text).not.toContain(FUZZ_CODE);
   }
   if (response.status === 202) admittedSoFar++;
-  expect(await itemCount()).toBe(admittedSoFar);
+  expect(await itemCount()).toBe(ITEMS_PER_ADMISSION * admittedSoFar);
   expect(api.errors).toEqual([]);
   return { status: response.status, body, text };
 }

@@ -49,7 +49,8 @@ async function seedOne(
     idempotencyKey: key,
     eventId: `evt-${i % 50}`,
     channel: 'sms' as const,
-    template: 'password_reset',
+    // Several commands per event: one per template (the store admits one per event and template).
+    template: `password_reset_${Math.floor(i / 50)}`,
     locale: 'en',
     expiresAt: at + 3_600_000,
     sensitive: { phone: TEST_PHONE, params: { code: TEST_CODE } },

@@ -6,7 +6,9 @@
  * reconciler's cursor is guarded by version; a poison item (one the DynamoDB adapter could not
  * parse) can be planted with {@link MemoryNotificationStore.plantCorrupt}. Budget counters behave
  * like the adapter's transaction: an existing key wins (nothing counted), a full counter refuses
- * (nothing written), otherwise the command and every increment are written together. For
+ * (nothing written), otherwise the command and every increment are written together. One
+ * command per event: a second key for an admitted (`event_id`, channel, template) gets
+ * `event_taken` (after `exists`, before any budget), as the adapter's event guard does. For
  * model-based tests.
  */
 
@@ -26,6 +28,7 @@ import type {
   DueEntry,
   DuePage,
   DueShardPage,
+  EventClaim,
   NotificationStore,
   PoisonMark,
   ReconcileCursor,
@@ -72,6 +75,8 @@ export class MemoryNotificationStore implements NotificationStore {
   readonly dueLanes = DUE_LANE_SHARDS;
   private readonly entries = new Map<string, Entry>();
   private readonly counters = new Map<string, number>();
+  /** Event guards: `event_id`, channel, template -> the first command's claim. */
+  private readonly eventClaims = new Map<string, EventClaim>();
   private cursor: ReconcileCursor = { version: 0, shards: {} };
   private readonly beforeOperation: MemoryStoreOptions['beforeOperation'];
 
@@ -88,6 +93,10 @@ export class MemoryNotificationStore implements NotificationStore {
     await this.beforeOperation?.('admit', record.idempotencyKey);
     const existing = this.entries.get(record.idempotencyKey);
     if (existing) return { kind: 'exists', stored: this.stored(existing) };
+    // The event guard: one command per (event_id, channel, template), whatever key arrives.
+    const eventKey = `${record.eventId}\u0000${record.channel}\u0000${record.template}`;
+    const first = this.eventClaims.get(eventKey);
+    if (first) return { kind: 'event_taken', first: copy(first) };
     // Tally attributes name their window, so a new window starts at zero, as in the DynamoDB item.
     const count = (c: BudgetCounter, attribute: string) => this.counters.get(`${c.key}/${attribute}`) ?? 0;
     const full = counters.filter((c) => c.tallies.some((t) => count(c, t.attribute) >= t.limit));
@@ -102,6 +111,11 @@ export class MemoryNotificationStore implements NotificationStore {
     for (const c of counters) {
       for (const t of c.tallies) this.counters.set(`${c.key}/${t.attribute}`, count(c, t.attribute) + 1);
     }
+    this.eventClaims.set(eventKey, {
+      idempotencyKey: record.idempotencyKey,
+      payloadFingerprint: record.payloadFingerprint,
+      destinationFingerprint: record.destinationFingerprint,
+    });
     this.entries.set(record.idempotencyKey, {
       record: copy(record),
       sealedPayload,

@@ -16,7 +16,9 @@ const SEALED = 'aes1.sealed.payload';
 
 let counter = 0;
 /** A fresh admission for a unique key (and event, unless one is given). */
-function anAdmission(overrides: { eventId?: string; dueAt?: number } = {}) {
+function anAdmission(
+  overrides: { eventId?: string; dueAt?: number; template?: string; payloadFingerprint?: string } = {},
+) {
   counter += 1;
   const key = `contract-${counter}-${Math.random().toString(36).slice(2, 8)}`;
   const input: AdmissionInput = {
@@ -24,13 +26,13 @@ function anAdmission(overrides: { eventId?: string; dueAt?: number } = {}) {
       idempotencyKey: key,
       eventId: overrides.eventId ?? `evt-${key}`,
       channel: 'sms',
-      template: 'password_reset',
+      template: overrides.template ?? 'password_reset',
       locale: 'en',
       expiresAt: NOW + 600_000,
       sensitive: { phone: '+14155550123', params: { code: '123456' } },
     },
     destinationFingerprint: 'fp1:contract',
-    payloadFingerprint: 'pf1:contract',
+    payloadFingerprint: overrides.payloadFingerprint ?? 'pf1:contract',
     providerName: 'simulator',
     now: NOW,
     safetyNetAt: overrides.dueAt ?? NOW + 60_000,
@@ -63,7 +65,9 @@ export function describeStoreContract(name: string, store: () => NotificationSto
       // Assess
       expect(results.filter((r) => r.kind === 'admitted')).toHaveLength(1);
       for (const result of results) {
-        if (result.kind === 'over_budget') throw new Error('no budget was set');
+        if (result.kind === 'over_budget' || result.kind === 'event_taken') {
+          throw new Error(`one key, one event, no budget: got ${result.kind}`);
+        }
         expect(result.stored.record).toMatchObject({ idempotencyKey: next.idempotencyKey, version: 1 });
         expect(result.stored.sealedPayload).toBe(SEALED);
       }
@@ -152,7 +156,8 @@ export function describeStoreContract(name: string, store: () => NotificationSto
       // Prepare
       const eventId = `evt-shared-${Math.random().toString(36).slice(2)}`;
       const one = anAdmission({ eventId });
-      const two = anAdmission({ eventId });
+      // One command per event, channel and template: the event's second command is another template's.
+      const two = anAdmission({ eventId, template: 'password_reset_other' });
       const other = anAdmission();
       for (const a of [one, two, other]) await store().admit(a.next, a.evidence, SEALED);
 
@@ -267,6 +272,88 @@ export function describeStoreContract(name: string, store: () => NotificationSto
       // Assess
       expect(before).toEqual(['urgent']);
       expect(await lanesHolding(a.next.idempotencyKey)).toEqual(['poll']);
+    });
+
+    it('admits one command per event: of 10 keys racing for one event, one wins and the others get its claim', async () => {
+      // Prepare
+      const eventId = `evt-race-${Math.random().toString(36).slice(2)}`;
+      const admissions = Array.from({ length: 10 }, () => anAdmission({ eventId }));
+
+      // Act
+      const results = await Promise.all(admissions.map((a) => store().admit(a.next, a.evidence, SEALED)));
+
+      // Assess
+      const winners = results.flatMap((r, i) => (r.kind === 'admitted' ? [admissions[i]] : []));
+      expect(winners).toHaveLength(1);
+      const winner = winners[0]?.next as NotificationRecord;
+      for (const result of results.filter((r) => r.kind !== 'admitted')) {
+        expect(result).toEqual({
+          kind: 'event_taken',
+          first: {
+            idempotencyKey: winner.idempotencyKey,
+            payloadFingerprint: winner.payloadFingerprint,
+            destinationFingerprint: winner.destinationFingerprint,
+          },
+        });
+      }
+      for (const loser of admissions.filter((a) => a.next !== winner)) {
+        expect(await store().get(loser.next.idempotencyKey)).toBeUndefined();
+      }
+      expect((await store().byEvent(eventId)).map((r) => r.idempotencyKey)).toEqual([winner.idempotencyKey]);
+    });
+
+    it("keeps the first key's replay after another key was refused the event, and tells a different payload apart", async () => {
+      // Prepare
+      const eventId = `evt-second-${Math.random().toString(36).slice(2)}`;
+      const first = anAdmission({ eventId });
+      const second = anAdmission({ eventId, payloadFingerprint: 'pf1:contract-other' });
+      await store().admit(first.next, first.evidence, SEALED);
+
+      // Act
+      const refused = await store().admit(second.next, second.evidence, SEALED);
+      const replay = await store().admit(first.next, first.evidence, SEALED);
+
+      // Assess
+      expect(refused).toEqual({
+        kind: 'event_taken',
+        first: {
+          idempotencyKey: first.next.idempotencyKey,
+          payloadFingerprint: 'pf1:contract',
+          destinationFingerprint: 'fp1:contract',
+        },
+      });
+      expect(replay).toMatchObject({ kind: 'exists', stored: { record: first.next } });
+    });
+
+    it("counts no budget for an event's second key, and answers it with the claim even when the budget is spent", async () => {
+      // Prepare: a budget of 2; the event's first key spends one.
+      const counter = {
+        key: `LIMIT#dst#fp1:contract-${Math.random().toString(36).slice(2)}#15m#1`,
+        scope: 'destination' as const,
+        tallies: [{ attribute: 'n_15m_1', limit: 2, windowEndsAt: NOW + 900_000 }],
+      };
+      const eventId = `evt-budget-${Math.random().toString(36).slice(2)}`;
+      const first = anAdmission({ eventId });
+      await store().admit(first.next, first.evidence, SEALED, [counter]);
+
+      // Act
+      const second = anAdmission({ eventId });
+      const secondKey = await store().admit(second.next, second.evidence, SEALED, [counter]);
+      const other = anAdmission();
+      const otherEvent = await store().admit(other.next, other.evidence, SEALED, [counter]);
+      const third = anAdmission({ eventId });
+      const afterSpent = await store().admit(third.next, third.evidence, SEALED, [counter]);
+      const fourth = anAdmission();
+      const refused = await store().admit(fourth.next, fourth.evidence, SEALED, [counter]);
+
+      // Assess
+      expect(secondKey.kind).toBe('event_taken');
+      expect(otherEvent.kind).toBe('admitted');
+      expect(afterSpent).toMatchObject({
+        kind: 'event_taken',
+        first: { idempotencyKey: first.next.idempotencyKey },
+      });
+      expect(refused.kind).toBe('over_budget');
     });
   });
 }

@@ -1,8 +1,10 @@
 import type { BudgetCounter } from '../../domain/budgets.js';
 import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
+import { deriveIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
 import { parseReasonDetail, REFUSED_DETAIL, type ReasonDetail } from '../../domain/reason-detail.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
+import type { EventClaim } from '../../ports/store.js';
 import { CorruptItemError } from './errors.js';
 import { evidenceSortKey, TableSchema } from './schema.js';
 
@@ -108,6 +110,46 @@ export function counterTtl(counter: BudgetCounter): number {
   return (
     Math.ceil(Math.max(...counter.tallies.map((t) => t.windowEndsAt)) / 1000) + COUNTER_TTL_SLACK_SECONDS
   );
+}
+
+/**
+ * The event guard: one item per (`event_id`, channel, template), written in the same transaction
+ * as the command, so a second idempotency key for the same event cannot admit a second command.
+ * It is a limit item ("one per event"): `pk` = `LIMIT#evt#<derived key>` (a digest of the event,
+ * never the event id itself; `#` cannot occur in an idempotency key) and the counters' sort key,
+ * so every reader that skips budget counters skips it too. It holds the first command's key and
+ * fingerprints (no number, no params), and lives as long as the command (same TTL).
+ */
+export function eventGuardItemKey(
+  record: Pick<NotificationRecord, 'eventId' | 'channel' | 'template'>,
+): Item {
+  return counterItemKey(
+    `${EVENT_GUARD_PREFIX}${deriveIdempotencyKey(record.eventId, record.channel, record.template)}`,
+  );
+}
+
+/** The partition-key prefix of event guards (see {@link eventGuardItemKey}). */
+export const EVENT_GUARD_PREFIX = 'LIMIT#evt#';
+
+/** The event guard item written with the admission of `record`. */
+export function eventGuardItem(record: NotificationRecord, retentionDays: number): Item {
+  return {
+    ...eventGuardItemKey(record),
+    idempotency_key: record.idempotencyKey,
+    payload_fingerprint: record.payloadFingerprint,
+    destination_fingerprint: record.destinationFingerprint,
+    created_at: record.createdAt,
+    [TableSchema.ttlAttribute]: ttlFor(record.expiresAt, retentionDays),
+  };
+}
+
+/** Reads an event guard item back; throws {@link CorruptItemError} on a malformed item. */
+export function eventClaimFromItem(item: Item): EventClaim {
+  return {
+    idempotencyKey: str(item, 'idempotency_key'),
+    payloadFingerprint: str(item, 'payload_fingerprint'),
+    destinationFingerprint: str(item, 'destination_fingerprint'),
+  };
 }
 
 /** The evidence item for one transition. */

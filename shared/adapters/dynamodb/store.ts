@@ -26,6 +26,7 @@ import type {
   DueEntry,
   DuePage,
   DueShardPage,
+  EventClaim,
   NotificationStore,
   PoisonMark,
   ReconcileCursor,
@@ -41,6 +42,9 @@ import {
   counterTtl,
   DUE_LANE_SHARDS,
   dueShardOf,
+  eventClaimFromItem,
+  eventGuardItem,
+  eventGuardItemKey,
   evidenceFromItem,
   evidenceItem,
   type Item,
@@ -101,51 +105,20 @@ export class DynamoNotificationStore implements NotificationStore {
     this.onCapacity(operation, Array.isArray(capacity) ? capacity : [capacity]);
   }
 
+  /**
+   * The admission as one `TransactWriteItems`: the command put (the key is free), the event
+   * guard put (no other key holds this `event_id`, channel and template) and, with budgets, one
+   * update per counter item: each window's tally gets `ADD :one`, guarded by `tally < limit`, so
+   * concurrent admissions to one destination cannot overshoot, and a replay or a second key for
+   * the event (a put's guard fails) increments nothing. Cancellation reasons say which guard
+   * failed (with the item as it is, ALL_OLD); contention between transactions on the same
+   * counter or event is retried here.
+   */
   async admit(
     record: NotificationRecord,
     _evidence: EvidenceRecord,
     sealedPayload: string,
     counters: readonly BudgetCounter[] = [],
-  ): Promise<AdmitResult> {
-    if (counters.length > 0) return this.admitWithinBudget(record, sealedPayload, counters);
-    // One conditional PutItem and no read: the loser of a race gets the winner's item back for free.
-    const condition = allOf(keyIsFree(PK));
-    try {
-      const out = await this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: commandItem(record, sealedPayload, this.retentionDays),
-          ConditionExpression: condition.ConditionExpression,
-          ExpressionAttributeNames: condition.ExpressionAttributeNames,
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          ...this.capacityMode,
-        }),
-      );
-      this.report('admit', out.ConsumedCapacity);
-      return { kind: 'admitted', stored: { record, sealedPayload } };
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException && error.Item) {
-        return { kind: 'exists', stored: storedFromItem(unmarshall(error.Item)) };
-      }
-      throw storeFault(
-        error,
-        'admission write',
-        (e) => new StoreWriteError('admission write failed', { cause: e }),
-      );
-    }
-  }
-
-  /**
-   * The admission put and one update per budget counter item in one transaction: each window's
-   * tally gets `ADD :one`, guarded by `tally < limit`, so concurrent admissions to one destination
-   * cannot overshoot, and a replay (the put's guard fails) increments nothing. Cancellation
-   * reasons say which guard failed (with the item as it is, ALL_OLD); contention between
-   * transactions on the same counter is retried here.
-   */
-  private async admitWithinBudget(
-    record: NotificationRecord,
-    sealedPayload: string,
-    counters: readonly BudgetCounter[],
   ): Promise<AdmitResult> {
     const keyFree = allOf(keyIsFree(PK));
     const input = {
@@ -154,6 +127,16 @@ export class DynamoNotificationStore implements NotificationStore {
           Put: {
             TableName: this.table,
             Item: commandItem(record, sealedPayload, this.retentionDays),
+            ConditionExpression: keyFree.ConditionExpression,
+            ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+          },
+        },
+        {
+          // The event's first command holds it; a loser learns which key from the item.
+          Put: {
+            TableName: this.table,
+            Item: eventGuardItem(record, this.retentionDays),
             ConditionExpression: keyFree.ConditionExpression,
             ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
@@ -199,12 +182,19 @@ export class DynamoNotificationStore implements NotificationStore {
           );
         }
         const reasons = error.CancellationReasons ?? [];
-        const put = reasons[0];
+        const [put, guard] = reasons;
         if (put?.Code === 'ConditionalCheckFailed' && put.Item) {
           return { kind: 'exists', stored: storedFromItem(unmarshall(put.Item)) };
         }
+        if (guard?.Code === 'ConditionalCheckFailed' && guard.Item) {
+          const first = eventClaimFromItem(unmarshall(guard.Item));
+          // Our own key holds the event (the put's failure was not reported): a replay.
+          if (first.idempotencyKey !== record.idempotencyKey) return { kind: 'event_taken', first };
+          const existing = await this.get(record.idempotencyKey);
+          if (existing) return { kind: 'exists', stored: existing };
+        }
         const full = counters
-          .map((counter, i) => ({ counter, reason: reasons[i + 1] }))
+          .map((counter, i) => ({ counter, reason: reasons[i + 2] }))
           .filter(({ reason }) => reason?.Code === 'ConditionalCheckFailed')
           .map(({ counter, reason }) => ({
             scope: counter.scope,
@@ -212,10 +202,15 @@ export class DynamoNotificationStore implements NotificationStore {
           }))
           .sort((a, b) => b.freesAt - a.freesAt)[0];
         if (full) {
-          // Refusals are the rare path: one read makes sure a replay is never refused, whatever
-          // order the guards were evaluated in.
-          const existing = await this.get(record.idempotencyKey);
-          return existing ? { kind: 'exists', stored: existing } : { kind: 'over_budget', ...full };
+          // Refusals are the rare path: two reads make sure a replay, or a second key for an
+          // admitted event, is never refused, whatever order the guards were evaluated in.
+          const [existing, first] = await Promise.all([
+            this.get(record.idempotencyKey),
+            this.eventClaim(record),
+          ]);
+          if (existing) return { kind: 'exists', stored: existing };
+          if (first) return { kind: 'event_taken', first };
+          return { kind: 'over_budget', ...full };
         }
         const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
         if (!conflict || attempt >= MAX_ADMIT_ATTEMPTS) {
@@ -226,10 +221,26 @@ export class DynamoNotificationStore implements NotificationStore {
             (e) => new StoreWriteError('admission write failed', { cause: e }),
           );
         }
-        // Another admission holds the same counter: back off with jitter and decide again.
+        // Another admission holds the same counter or event: back off with jitter and decide again.
         await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
     }
+  }
+
+  /** The event guard of `record`'s event, strongly read (the refusal path only). */
+  private async eventClaim(record: NotificationRecord): Promise<EventClaim | undefined> {
+    const out = await this.read('get', () =>
+      this.doc.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: eventGuardItemKey(record),
+          ConsistentRead: true,
+          ...this.capacityMode,
+        }),
+      ),
+    );
+    this.report('get', out.ConsumedCapacity);
+    return out.Item ? eventClaimFromItem(out.Item) : undefined;
   }
 
   async get(idempotencyKey: string): Promise<StoredCommand | undefined> {
