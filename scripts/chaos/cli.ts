@@ -1,7 +1,9 @@
 /** Argument parsing and the summary printed by `npm run chaos`: pure, so both are unit-tested. */
+
 import { parseArgs } from 'node:util';
 import { formatAlarmReport } from './alarms.js';
 import type { ChaosProvider, ChaosRunResult } from './driver.js';
+import { EXCUSED_REASONS } from './lost-deliverable.js';
 
 /** What `npm run chaos -- ...` asked for. */
 export interface ChaosCliOptions {
@@ -41,8 +43,9 @@ export const USAGE = `usage: npm run chaos -- [--events N] [--seed S] [--concurr
   --tolerate-unknown-faults
                       a simulator without the message fault modes (redaction, list_lag, receipt_*,
                       fail_not_sent) answers 400: run those phases without them instead of stopping
-  --alarm-drill       the provider refuses every send (429) for 3.5 min from 2.5 min in, longer than any
-                      token lives: the ZeroSmsOutcomes alarm must cross its threshold (use --duration 8m)`;
+  --alarm-drill       the provider refuses every send (429) for 3.5 min from 4 min in, longer than any
+                      token lives, no short-life events: the ZeroSmsOutcomes alarm must cross its
+                      threshold (use --duration 8m)`;
 
 /** `90`, `90s`, `1500ms`, `10m`, `1h` -> milliseconds. */
 export function parseDuration(text: string): number {
@@ -134,6 +137,7 @@ export function formatSummary(
     `faults: provider sends=${s.providerSends} by fault ${histogram(s.faultsFired)}; accepted messages=${s.providerMessages}`,
     `faults: sender crashes ${histogram(s.crashes)}`,
     `faults: DynamoDB throttling injected=${s.throttles.injectedSurfacing + s.throttles.injectedRetried} (outside SDK retries ${s.throttles.injectedSurfacing}, inside ${s.throttles.injectedRetried}), reached the application=${s.throttles.surfaced}; by operation ${histogram(s.throttles.byOperation)}`,
+    `faults: DynamoDB writes applied whose answer was lost (fault after commit)=${s.lostAnswers.surfacing + s.lostAnswers.retried} (outside SDK retries ${s.lostAnswers.surfacing}, inside ${s.lostAnswers.retried}); by operation ${histogram(s.lostAnswers.byOperation)}; by shape ${histogram(s.lostAnswers.byShape)}`,
     `faults: decryptions failed (KMS disabled)=${s.decryptions.failed} of ${s.decryptions.failed + s.decryptions.passed}; poison items planted=${s.poisonPlanted} still present=${s.poisonPresent} isolated=${s.poisonMarked}`,
     `load: DynamoDB calls by the handlers ${histogram(s.throttles.calls)}`,
     `outcome: final states ${histogram(s.finalStates)}`,
@@ -143,6 +147,7 @@ export function formatSummary(
     `timing: sends that reached the provider after their caller gave up=${s.lateArrivals} (worst ${s.lateArrivalMaxMs} ms after); sends started at or after the deadline (sender's clock)=${s.sendsStartedAfterDeadline}`,
     `liveness: commands decided after their expiry=${s.pastExpiry.count} (worst ${seconds(s.pastExpiry.maxMs)}, p99 ${seconds(s.pastExpiry.p99Ms)} past expiry)`,
     `outcome: unknown outcomes that ended without any SMS (unknown_at_expiry, nothing handed on)=${s.unknownWithoutSms}`,
+    `outcome: commands that ended without any SMS=${s.zeroSms.count}, by reason ${histogram(s.zeroSms.byReason) || '-'} (excused: ${EXCUSED_REASONS.join(', ')}; any other reason counts in lost_deliverable)`,
     `settled: ${s.settled ? 'yes' : 'NO (settle timeout)'}${s.backgroundHung > 0 ? `; reconciler passes hung after the settle=${s.backgroundHung}` : ''}`,
   ];
   for (const invariant of result.invariants) {

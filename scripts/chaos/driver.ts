@@ -27,7 +27,10 @@ import {
   type CrashCounts,
   createCipherFaultInjector,
   createCrashInjector,
+  createLostAnswerInjector,
   createThrottleInjector,
+  type FaultsByKey,
+  type LostAnswerCounts,
   type ThrottleCounts,
 } from './injectors.js';
 import {
@@ -41,6 +44,7 @@ import {
   type SendRequestEntry,
   undecidedPastExpiry,
 } from './invariants.js';
+import { checkLostDeliverable, type PhaseWindow } from './lost-deliverable.js';
 import { tapProviderSends } from './provider-tap.js';
 import { checkStale, receiptsSeenIn, type UnknownOutcomeReport, unknownOutcomes } from './provider-truth.js';
 import {
@@ -168,6 +172,10 @@ export interface ChaosStats {
   faultPhases: Record<string, number>;
   crashes: CrashCounts;
   throttles: ThrottleCounts;
+  /** DynamoDB writes applied whose answer was lost (fault after commit). */
+  lostAnswers: LostAnswerCounts;
+  /** Commands that ended without any SMS, by reason (lost-deliverable.ts: excused and not). */
+  zeroSms: { count: number; byReason: Record<string, number> };
   decryptions: CipherFaultCounts;
   /** Poison items planted in the due index; how many were still there and marked at the end. */
   poisonPlanted: number;
@@ -282,11 +290,24 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
   const capture = captureOutput({ passThrough: options.passThroughOutput ?? false });
   const say = (line: string) => capture.bypass(() => progress(line));
 
-  const crash = createCrashInjector(seed, mix.crashProbability);
-  const throttle = createThrottleInjector(seed, mix.throttleProbability, mix.retriedThrottleProbability);
+  // Which injected fault touched which key: the zero-SMS classification (lost_deliverable) reads it.
+  const faultsByKey: FaultsByKey = new Map();
+  const crash = createCrashInjector(seed, mix.crashProbability, faultsByKey);
+  const throttle = createThrottleInjector(
+    seed,
+    mix.throttleProbability,
+    mix.retriedThrottleProbability,
+    faultsByKey,
+  );
+  const lostAnswers = createLostAnswerInjector(
+    seed,
+    mix.lostAnswerProbability,
+    mix.retriedLostAnswerProbability,
+    faultsByKey,
+  );
   const provider = options.provider ?? 'twilio';
   const aws = provider === 'sns' || provider === 'eum';
-  const cipherFaults = createCipherFaultInjector(seed, mix.decryptFailureProbability);
+  const cipherFaults = createCipherFaultInjector(seed, mix.decryptFailureProbability, faultsByKey);
   let env: Record<string, string> = {
     ...CHAOS_ENV,
     ...(provider === 'sns' ? SNS_CHAOS_ENV : {}),
@@ -323,7 +344,10 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       senderConcurrency: options.senderConcurrency ?? 6,
       simulatorStatusDelaysMs: SIMULATOR_DELAYS,
       onDispatchStep: crash.hook,
-      wrapDynamoClient: throttle.wrap,
+      wrapDynamoClient: (client) => {
+        throttle.wrap(client);
+        lostAnswers.wrap(client);
+      },
       wrapCipher: cipherFaults.wrap,
       sqsDuplicateProbability: mix.sqsDuplicateProbability,
       streamDuplicateProbability: mix.streamDuplicateProbability,
@@ -370,6 +394,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       faultPhases: {},
       crashes: crash.counts,
       throttles: throttle.counts,
+      lostAnswers: lostAnswers.counts,
+      zeroSms: { count: 0, byReason: {} },
       decryptions: cipherFaults.counts,
       poisonPlanted: 0,
       poisonPresent: 0,
@@ -430,6 +456,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
 
     // Simulator fault phases rotate on a seeded schedule for as long as events are admitted.
     let phasesRunning = true;
+    const phaseWindows: PhaseWindow[] = [];
     // A refused fault plan stops the run: admission ends early and the error is thrown after it.
     let phaseError: unknown;
     const phaseLoop = (async () => {
@@ -463,8 +490,15 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
           stats.extraReconcilerPasses++;
           track(running.reconcileNow());
         }
-        const until = Date.now() + mix.faultPhaseMs;
+        const phaseStart = Date.now();
+        const until = phaseStart + mix.faultPhaseMs;
         while (phasesRunning && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
+        phaseWindows.push({
+          start: phaseStart,
+          end: Date.now(),
+          sendFault: phase.mode,
+          messageFaults: phase.messageFaults.map((f) => f.mode),
+        });
       }
     })().catch((error: unknown) => {
       phaseError = error;
@@ -687,6 +721,12 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
         else urls.push(params.reset_url);
       }
     }
+    const deliverable = {
+      provider,
+      phases: phaseWindows,
+      faultsByKey,
+      shortLifeKeys: new Set(admissions.filter((a) => a.kind === 'short_life').map((a) => a.idempotencyKey)),
+    };
     const dataset: ChaosDataset = {
       ledger,
       requests,
@@ -705,10 +745,13 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       stuckBoundMs: STUCK_BOUND_MS,
       findsOnlyById: findsOnlyById(running.runtime.provider.capabilities),
       eventsOnly: eventsOnly(running.runtime.provider.capabilities),
+      deliverable,
     };
     stats.collectMs = Date.now() - collectStart;
     const checkStart = Date.now();
     const invariants = checkAll(dataset);
+    const zeroSms = checkLostDeliverable({ ...dataset, ...deliverable });
+    stats.zeroSms = { count: zeroSms.zeroSms, byReason: zeroSms.byReason };
     stats.checkMs = Date.now() - checkStart;
 
     stats.admittedKeys = commands.length;

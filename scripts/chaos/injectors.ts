@@ -1,6 +1,7 @@
 /**
  * Fault injectors that plug into the local stack's hooks: sender crashes at each dispatch step
- * (`onDispatchStep`) and DynamoDB throttling at the handlers' client (`wrapDynamoClient`).
+ * (`onDispatchStep`), DynamoDB throttling and answers lost after commit at the handlers' client
+ * (`wrapDynamoClient`).
  */
 import {
   type DynamoDBClient,
@@ -13,6 +14,7 @@ import {
   type DispatchStepHook,
   InjectedCrashError,
 } from '../../local/faults/dispatch-crash.js';
+import { type LostAnswerShape, WRITE_OPERATIONS, withLostAnswers } from '../../local/faults/lost-answer.js';
 import type { Cipher } from '../../shared/ports/cipher.js';
 import { Rng } from './prng.js';
 import { CRASH_STEPS, crashes } from './scenario.js';
@@ -20,8 +22,40 @@ import { CRASH_STEPS, crashes } from './scenario.js';
 /** Crashes injected so far, per step. */
 export type CrashCounts = Record<DispatchStep, number>;
 
+/**
+ * Which injected faults touched which key (key -> fault names): the zero-SMS classification
+ * (`lost-deliverable.ts`) tells a command hit by a fault from one lost to the service itself.
+ */
+export type FaultsByKey = Map<string, Set<string>>;
+
+function note(faults: FaultsByKey, key: string | undefined, fault: string): void {
+  if (key === undefined) return;
+  const set = faults.get(key) ?? new Set<string>();
+  set.add(fault);
+  faults.set(key, set);
+}
+
+/** The command key a DynamoDB request is about (marshalled or not), if it names one. */
+export function keyOfDynamoInput(input: unknown): string | undefined {
+  const value = (v: unknown) =>
+    typeof v === 'string'
+      ? v
+      : typeof (v as { S?: unknown })?.S === 'string'
+        ? (v as { S: string }).S
+        : undefined;
+  const of = (item: unknown) => value((item as Record<string, unknown> | undefined)?.pk);
+  const i = input as {
+    Key?: unknown;
+    Item?: unknown;
+    TransactItems?: ReadonlyArray<Record<string, { Key?: unknown; Item?: unknown } | undefined>>;
+  };
+  const first = i.TransactItems?.[0];
+  const part = first?.Update ?? first?.Put ?? first?.ConditionCheck ?? first?.Delete;
+  return of(i.Key) ?? of(i.Item) ?? of(part?.Key) ?? of(part?.Item);
+}
+
 /** A step hook that crashes the sender with a seeded probability, and counts what it did. */
-export function createCrashInjector(seed: number, probability: number) {
+export function createCrashInjector(seed: number, probability: number, faults: FaultsByKey = new Map()) {
   const counts = Object.fromEntries(CRASH_STEPS.map((s) => [s, 0])) as CrashCounts;
   const occurrences = new Map<string, number>();
   const hook: DispatchStepHook = (step, key) => {
@@ -30,6 +64,7 @@ export function createCrashInjector(seed: number, probability: number) {
     occurrences.set(id, occurrence);
     if (crashes(seed, key, step, occurrence, probability)) {
       counts[step]++;
+      note(faults, key, `crash_${step}`);
       throw new InjectedCrashError(`injected crash at ${step}`);
     }
   };
@@ -92,6 +127,7 @@ export function createThrottleInjector(
   seed: number,
   surfacingProbability: number,
   retriedProbability: number,
+  faults: FaultsByKey = new Map(),
 ) {
   const rng = new Rng(seed, 'throttle');
   const counts: ThrottleCounts = {
@@ -114,6 +150,7 @@ export function createThrottleInjector(
         if (surfacingProbability > 0 && rng.chance(surfacingProbability)) {
           counts.injectedSurfacing++;
           bump(operation);
+          note(faults, keyOfDynamoInput(args.input), 'throttle');
           counts.surfaced++;
           throw throttlingError(operation, rng);
         }
@@ -132,6 +169,7 @@ export function createThrottleInjector(
           const operation = operationOf(context);
           counts.injectedRetried++;
           bump(operation);
+          note(faults, keyOfDynamoInput(args.input), 'throttle');
           throw throttlingError(operation, rng);
         }
         return next(args);
@@ -150,6 +188,50 @@ function isThrottle(error: unknown): boolean {
   return true;
 }
 
+/** Writes whose answer was lost after DynamoDB applied them ("fault after commit"). */
+export interface LostAnswerCounts {
+  /** Lost outside the SDK's retry loop: the application saw a timeout or a reset. */
+  surfacing: number;
+  /** Lost inside it: the SDK sent the write again, and the retry met the applied write. */
+  retried: number;
+  /** Per operation (`PutItem`, `UpdateItem`, `TransactWriteItems`), both kinds. */
+  byOperation: Record<string, number>;
+  /** Per shape (`timeout`, `reset`), both kinds. */
+  byShape: Record<string, number>;
+}
+
+/**
+ * Loses the answer of a seeded share of the handlers' DynamoDB writes after the write was
+ * applied (`local/faults/lost-answer.ts`): at `surfacingProbability` outside the SDK's retries,
+ * at `retriedProbability` per try inside them. Reads are left alone: they commit nothing.
+ */
+export function createLostAnswerInjector(
+  seed: number,
+  surfacingProbability: number,
+  retriedProbability: number,
+  faults: FaultsByKey = new Map(),
+) {
+  const rng = new Rng(seed, 'lost-answer');
+  const counts: LostAnswerCounts = { surfacing: 0, retried: 0, byOperation: {}, byShape: {} };
+  const decide =
+    (kind: 'surfacing' | 'retried', probability: number) =>
+    (operation: string, input: unknown): LostAnswerShape | undefined => {
+      if (probability <= 0 || !WRITE_OPERATIONS.has(operation) || !rng.chance(probability)) return undefined;
+      const shape: LostAnswerShape = rng.chance(0.5) ? 'timeout' : 'reset';
+      counts[kind]++;
+      note(faults, keyOfDynamoInput(input), `lost_answer_${kind}`);
+      counts.byOperation[operation] = (counts.byOperation[operation] ?? 0) + 1;
+      counts.byShape[shape] = (counts.byShape[shape] ?? 0) + 1;
+      return shape;
+    };
+  const wrap = (client: DynamoDBClient) =>
+    withLostAnswers(client, {
+      surfacing: decide('surfacing', surfacingProbability),
+      retried: decide('retried', retriedProbability),
+    });
+  return { wrap, counts };
+}
+
 /** Decryptions the cipher injector failed, and how many it let through. */
 export interface CipherFaultCounts {
   failed: number;
@@ -161,7 +243,11 @@ export interface CipherFaultCounts {
  * is disabled (`DisabledException`): the sender must then not claim, the reconciler must still
  * expire on time. Encryption (admission) is untouched.
  */
-export function createCipherFaultInjector(seed: number, probability: number) {
+export function createCipherFaultInjector(
+  seed: number,
+  probability: number,
+  faults: FaultsByKey = new Map(),
+) {
   const rng = new Rng(seed, 'cipher-faults');
   const counts: CipherFaultCounts = { failed: 0, passed: 0 };
   const wrap = (cipher: Cipher): Cipher => ({
@@ -169,6 +255,7 @@ export function createCipherFaultInjector(seed: number, probability: number) {
     async decrypt(sealed, context) {
       if (probability > 0 && rng.next() < probability) {
         counts.failed++;
+        note(faults, context.idempotency_key, 'decrypt_failure');
         const error = new Error('injected: the KMS key is disabled');
         error.name = 'DisabledException';
         throw error;

@@ -6,6 +6,7 @@
 import { type BudgetPolicy, NO_BUDGETS, type RateWindow } from '../../shared/domain/budgets.js';
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
+import { checkLostDeliverable, type DeliverableInput } from './lost-deliverable.js';
 import { checkMisattributed, checkStale, type ReceiptsSeen } from './provider-truth.js';
 
 /** One entry of `GET /_sim/messages`: a provider-accepted message. */
@@ -90,6 +91,8 @@ export interface ChaosDataset {
   readonly findsOnlyById?: boolean;
   /** The provider shows messages only through events (see `StaleOptions`). */
   readonly eventsOnly?: boolean;
+  /** What the zero-SMS classification needs beyond the above (absent: `lost_deliverable` not judged). */
+  readonly deliverable?: Pick<DeliverableInput, 'provider' | 'phases' | 'faultsByKey' | 'shortLifeKeys'>;
 }
 
 /** The verdict on one invariant. */
@@ -116,7 +119,8 @@ export type InvariantName =
   | 'privacy'
   | 'misattributed'
   | 'stale'
-  | 'stuck';
+  | 'stuck'
+  | 'lost_deliverable';
 
 export const MAX_EXAMPLES = 5;
 
@@ -637,5 +641,6 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
       dataset.observedAt ?? Date.now(),
       dataset.stuckBoundMs ?? 30_000,
     ),
+    ...(dataset.deliverable ? [checkLostDeliverable({ ...dataset, ...dataset.deliverable }).invariant] : []),
   ];
 }

@@ -34,6 +34,10 @@ export interface ChaosMix {
   readonly throttleProbability: number;
   /** Per DynamoDB attempt: a throttling error inside the SDK's retry loop (the SDK may absorb it). */
   readonly retriedThrottleProbability: number;
+  /** Per DynamoDB write of the handlers: applied, then its answer lost; the application sees it. */
+  readonly lostAnswerProbability: number;
+  /** Per DynamoDB write try: applied, then its answer lost inside the SDK's retry loop (it retries). */
+  readonly retriedLostAnswerProbability: number;
   /** The local runtime hands an SQS batch to a second concurrent invocation. */
   readonly sqsDuplicateProbability: number;
   /** The local runtime delivers a stream batch twice. */
@@ -75,6 +79,9 @@ export const DEFAULT_MIX: ChaosMix = {
   crashProbability: 0.02,
   throttleProbability: 0.005,
   retriedThrottleProbability: 0.01,
+  // About 100 of each at 2,000 events (some 10,000 writes): claims, outcomes and admissions among them.
+  lostAnswerProbability: 0.01,
+  retriedLostAnswerProbability: 0.01,
   sqsDuplicateProbability: 0.15,
   streamDuplicateProbability: 0.15,
   faultPhaseMs: 2_000,

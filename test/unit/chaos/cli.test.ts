@@ -107,6 +107,13 @@ describe('chaos command line', () => {
         faultPhases: {},
         crashes: { before_claim: 0, after_claim: 0, after_provider_call: 0, before_outcome_write: 0 },
         decryptions: { failed: 1, passed: 9 },
+        lostAnswers: {
+          surfacing: 2,
+          retried: 1,
+          byOperation: { TransactWriteItems: 3 },
+          byShape: { timeout: 3 },
+        },
+        zeroSms: { count: 1, byReason: { redaction_on: 1 } },
         poisonPlanted: 3,
         poisonPresent: 3,
         poisonMarked: 3,
