@@ -13,7 +13,7 @@
  */
 
 import { CorruptItemError } from '../../shared/adapters/dynamodb/errors.js';
-import { DUE_LANE_SHARDS, dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
+import { DUE_LANE_SHARDS, dueShardOf, newWriteId } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { type BudgetCounter, freesAt } from '../../shared/domain/budgets.js';
 import {
@@ -48,12 +48,26 @@ export type StoreOperation =
   | 'cursor'
   | 'poison';
 
+/**
+ * What becomes of a write's answer after the write was applied (see
+ * {@link MemoryStoreOptions.afterWrite}): `surface` loses it (a timeout or a reset after commit:
+ * the store recovers as the adapter does, by recognising its own write), `retry` sends the same
+ * write again (an SDK retry meeting its own committed write).
+ */
+export type LostAnswer = 'surface' | 'retry';
+
 export interface MemoryStoreOptions {
   /**
    * Runs before each operation touches the data: may throw (an injected fault: nothing is written,
    * like a throttled request) or wait (a scheduler deciding the interleaving).
    */
   readonly beforeOperation?: (operation: StoreOperation, idempotencyKey?: string) => void | Promise<void>;
+  /**
+   * Runs after each write was applied: a {@link LostAnswer} loses its answer. The caller must
+   * get what it would have got had the answer arrived (the port contract's "answer lost after
+   * commit").
+   */
+  readonly afterWrite?: (operation: StoreOperation, idempotencyKey?: string) => LostAnswer | undefined;
 }
 
 interface Entry {
@@ -63,6 +77,12 @@ interface Entry {
   /** Consecutive poison marks (reset by a transition or reschedule). */
   poisonCount?: number;
   parked?: boolean;
+  /** The id of the admission write (the adapter's `admission_write_id`). */
+  admissionId?: string;
+  /** The id of the write that wrote the current version (the adapter's `write_id`). */
+  writeId?: string;
+  /** The id of the last poison mark (the adapter's `poison_write_id`). */
+  poisonWriteId?: string;
   /** Set by {@link MemoryNotificationStore.plantCorrupt}: `get` throws this, like an unparseable item. */
   corrupt?: string;
 }
@@ -77,11 +97,23 @@ export class MemoryNotificationStore implements NotificationStore {
   private readonly counters = new Map<string, number>();
   /** Event guards: `event_id`, channel, template -> the first command's claim. */
   private readonly eventClaims = new Map<string, EventClaim>();
-  private cursor: ReconcileCursor = { version: 0, shards: {} };
+  private cursor: ReconcileCursor & { writeId?: string } = { version: 0, shards: {} };
   private readonly beforeOperation: MemoryStoreOptions['beforeOperation'];
+  private readonly afterWrite: MemoryStoreOptions['afterWrite'];
 
   constructor(options: MemoryStoreOptions = {}) {
     this.beforeOperation = options.beforeOperation;
+    this.afterWrite = options.afterWrite;
+  }
+
+  /**
+   * Runs one try of a write, then what {@link MemoryStoreOptions.afterWrite} asks. Every try
+   * recognises a committed write carrying its own id (as the adapter does on a failed guard or
+   * on its re-read), so a second try of the same write is the recovery of either kind.
+   */
+  private afterCommit<T>(operation: StoreOperation, key: string | undefined, attempt: () => T): T {
+    const result = attempt();
+    return this.afterWrite?.(operation, key) === undefined ? result : attempt();
   }
 
   async admit(
@@ -91,8 +123,27 @@ export class MemoryNotificationStore implements NotificationStore {
     counters: readonly BudgetCounter[] = [],
   ): Promise<AdmitResult> {
     await this.beforeOperation?.('admit', record.idempotencyKey);
+    const writeId = newWriteId();
+    return this.afterCommit('admit', record.idempotencyKey, () =>
+      this.admitOnce(record, evidence, sealedPayload, counters, writeId),
+    );
+  }
+
+  /** One try of an admission; a try that meets its own committed write (same id) is `admitted`. */
+  private admitOnce(
+    record: NotificationRecord,
+    evidence: EvidenceRecord,
+    sealedPayload: string,
+    counters: readonly BudgetCounter[],
+    writeId: string,
+  ): AdmitResult {
     const existing = this.entries.get(record.idempotencyKey);
-    if (existing) return { kind: 'exists', stored: this.stored(existing) };
+    if (existing) {
+      return {
+        kind: existing.admissionId === writeId ? 'admitted' : 'exists',
+        stored: this.stored(existing),
+      };
+    }
     // The event guard: one command per (event_id, channel, template), whatever key arrives.
     const eventKey = `${record.eventId}\u0000${record.channel}\u0000${record.template}`;
     const first = this.eventClaims.get(eventKey);
@@ -120,6 +171,7 @@ export class MemoryNotificationStore implements NotificationStore {
       record: copy(record),
       sealedPayload,
       evidence: [copy(evidence)],
+      admissionId: writeId,
     });
     return { kind: 'admitted', stored: { record: copy(record), sealedPayload } };
   }
@@ -142,8 +194,15 @@ export class MemoryNotificationStore implements NotificationStore {
   }
 
   async transition(applied: AppliedTransition): Promise<TransitionWriteResult> {
+    await this.beforeOperation?.('transition', applied.previous.idempotencyKey);
+    const writeId = newWriteId();
+    return this.afterCommit('transition', applied.previous.idempotencyKey, () =>
+      this.transitionOnce(applied, writeId),
+    );
+  }
+
+  private transitionOnce(applied: AppliedTransition, writeId: string): TransitionWriteResult {
     const { previous, next, evidence } = applied;
-    await this.beforeOperation?.('transition', previous.idempotencyKey);
     const entry = this.entries.get(previous.idempotencyKey);
     // The same guard as the DynamoDB transaction: state and version, and a new evidence seq.
     if (
@@ -152,8 +211,12 @@ export class MemoryNotificationStore implements NotificationStore {
       entry.record.version !== previous.version ||
       entry.evidence.some((e) => e.seq === evidence.seq)
     ) {
+      if (entry?.writeId === writeId && entry.record.version === next.version) {
+        return { kind: 'written', record: copy(next) };
+      }
       return { kind: 'stale', current: entry ? copy(entry.record) : undefined };
     }
+    entry.writeId = writeId;
     entry.record = copy(next);
     entry.evidence.push(copy(evidence));
     delete entry.poisonCount;
@@ -163,13 +226,16 @@ export class MemoryNotificationStore implements NotificationStore {
 
   async reschedule(record: NotificationRecord, dueAt: EpochMs): Promise<TransitionWriteResult> {
     await this.beforeOperation?.('reschedule', record.idempotencyKey);
-    const entry = this.entries.get(record.idempotencyKey);
-    if (!entry || entry.record.state !== record.state || entry.record.version !== record.version) {
-      return { kind: 'stale', current: entry ? copy(entry.record) : undefined };
-    }
-    entry.record = { ...entry.record, dueAt };
-    delete entry.poisonCount;
-    return { kind: 'written', record: { ...copy(record), dueAt } };
+    // Idempotent, as in the adapter: a second try meets a guard that still holds.
+    return this.afterCommit('reschedule', record.idempotencyKey, (): TransitionWriteResult => {
+      const entry = this.entries.get(record.idempotencyKey);
+      if (!entry || entry.record.state !== record.state || entry.record.version !== record.version) {
+        return { kind: 'stale', current: entry ? copy(entry.record) : undefined };
+      }
+      entry.record = { ...entry.record, dueAt };
+      delete entry.poisonCount;
+      return { kind: 'written', record: { ...copy(record), dueAt } };
+    });
   }
 
   async due(now: EpochMs, limit: number, cursor?: string): Promise<DuePage> {
@@ -212,14 +278,19 @@ export class MemoryNotificationStore implements NotificationStore {
 
   async readReconcileCursor(): Promise<ReconcileCursor> {
     await this.beforeOperation?.('cursor');
-    return copy(this.cursor);
+    return { version: this.cursor.version, shards: copy(this.cursor.shards) };
   }
 
   async writeReconcileCursor(previousVersion: number, shards: Readonly<Record<string, string>>) {
     await this.beforeOperation?.('cursor');
-    if (this.cursor.version !== previousVersion) return false;
-    this.cursor = { version: previousVersion + 1, shards: copy(shards) };
-    return true;
+    const writeId = newWriteId();
+    return this.afterCommit('cursor', undefined, () => {
+      if (this.cursor.version !== previousVersion) {
+        return this.cursor.version === previousVersion + 1 && this.cursor.writeId === writeId;
+      }
+      this.cursor = { version: previousVersion + 1, shards: copy(shards), writeId };
+      return true;
+    });
   }
 
   async markPoison(
@@ -229,14 +300,20 @@ export class MemoryNotificationStore implements NotificationStore {
   ): Promise<PoisonMark | undefined> {
     await this.beforeOperation?.('poison', idempotencyKey);
     void at;
-    const entry = this.entries.get(idempotencyKey);
-    if (!entry) return undefined;
-    const poisonCount = (entry.poisonCount ?? 0) + 1;
-    const next = schedule(poisonCount);
-    entry.poisonCount = poisonCount;
-    entry.parked = next.parked;
-    entry.record = { ...entry.record, dueAt: next.dueAt };
-    return { poisonCount, ...next };
+    const writeId = newWriteId();
+    // The count is not idempotent: a second try finds the mark's id, as the adapter's guard does.
+    return this.afterCommit('poison', idempotencyKey, () => {
+      const entry = this.entries.get(idempotencyKey);
+      if (!entry) return undefined;
+      const poisonCount =
+        entry.poisonWriteId === writeId ? (entry.poisonCount ?? 1) : (entry.poisonCount ?? 0) + 1;
+      const next = schedule(poisonCount);
+      entry.poisonCount = poisonCount;
+      entry.poisonWriteId = writeId;
+      entry.parked = next.parked;
+      entry.record = { ...entry.record, dueAt: next.dueAt };
+      return { poisonCount, ...next };
+    });
   }
 
   /**

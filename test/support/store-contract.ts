@@ -3,6 +3,7 @@
  * in-memory store of the model-based tests and the DynamoDB store): what the use cases rely on.
  */
 import { describe, expect, it } from 'vitest';
+import type { BudgetCounter } from '../../shared/domain/budgets.js';
 import {
   type AdmissionInput,
   admit,
@@ -356,4 +357,181 @@ export function describeStoreContract(name: string, store: () => NotificationSto
       expect(refused.kind).toBe('over_budget');
     });
   });
+}
+
+/** How a write's answer is lost after the write was applied (see `local/faults/lost-answer.ts`). */
+export type LostAnswerMode = 'surface' | 'retry';
+
+/** A store over the same data whose next write is applied and then loses its answer. */
+export interface LossyStore {
+  readonly store: () => NotificationStore;
+  /**
+   * The next write is applied, then its answer is lost: `surface` = the caller's call fails
+   * (timeout or reset after commit), `retry` = the SDK's retry sends it again and meets it.
+   */
+  readonly loseNextAnswer: (mode: LostAnswerMode) => void;
+}
+
+/** A destination budget of `limit` in one window, on a counter of its own. */
+function aBudget(limit: number): BudgetCounter {
+  counter += 1;
+  return {
+    key: `LIMIT#dst#fp-lost-${counter}-${Math.random().toString(36).slice(2, 8)}#15m#1`,
+    scope: 'destination',
+    tallies: [{ attribute: 'n_15m_1', limit, windowEndsAt: NOW + 900_000 }],
+  };
+}
+
+/**
+ * The port contract for an answer lost after commit: every write the use cases make ends as if
+ * its answer had arrived (the writer recognises its own write), and a write that lost a race
+ * still loses it.
+ */
+export function describeLostAnswerContract(name: string, lossy: LossyStore): void {
+  describe.each(['surface', 'retry'] as const)(
+    `NotificationStore contract: ${name}, answer lost after commit (%s)`,
+    (mode) => {
+      const store = () => lossy.store();
+
+      it('admission: the writer gets admitted, not a replay of its own command', async () => {
+        // Prepare
+        const { next, evidence } = anAdmission();
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const result = await store().admit(next, evidence, SEALED);
+
+        // Assess
+        expect(result.kind).toBe('admitted');
+        expect((await store().get(next.idempotencyKey))?.record).toEqual(next);
+      });
+
+      it('admission within a budget: admitted and counted once', async () => {
+        // Prepare
+        const budget = aBudget(2);
+        const first = anAdmission();
+        const second = anAdmission();
+        const third = anAdmission();
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const lost = await store().admit(first.next, first.evidence, SEALED, [budget]);
+        const another = await store().admit(second.next, second.evidence, SEALED, [budget]);
+        const refused = await store().admit(third.next, third.evidence, SEALED, [budget]);
+
+        // Assess
+        expect([lost.kind, another.kind, refused.kind]).toEqual(['admitted', 'admitted', 'over_budget']);
+      });
+
+      it('claim: the claimer gets written with its lease, and one evidence record', async () => {
+        // Prepare
+        const { next, evidence } = anAdmission();
+        await store().admit(next, evidence, SEALED);
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const result = await store().transition(claim(next, 'sender-a'));
+
+        // Assess
+        expect(result).toMatchObject({ kind: 'written', record: { version: 2, leaseOwner: 'sender-a' } });
+        expect((await store().get(next.idempotencyKey))?.record).toMatchObject({
+          state: 'dispatching',
+          version: 2,
+          leaseOwner: 'sender-a',
+        });
+        expect((await store().evidence(next.idempotencyKey)).map((e) => e.seq)).toEqual([1, 2]);
+      });
+
+      it('outcome: the sender gets written', async () => {
+        // Prepare
+        const { next, evidence } = anAdmission();
+        await store().admit(next, evidence, SEALED);
+        const claimed = await store().transition(claim(next, 'sender-a'));
+        if (claimed.kind !== 'written') throw new Error('fixture: claim not written');
+        const sent = applyTransition(claimed.record, {
+          to: 'sent',
+          reason: 'provider_accepted',
+          actor: 'sender',
+          at: NOW + 2,
+          set: {
+            provider: { name: 'simulator', messageId: 'SM-lost' },
+            sentAt: NOW + 2,
+            dueAt: NOW + 60_000,
+          },
+          remove: ['leaseUntil', 'leaseOwner'],
+        });
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const result = await store().transition(sent);
+
+        // Assess
+        expect(result).toMatchObject({ kind: 'written', record: { state: 'sent', version: 3 } });
+        expect((await store().evidence(next.idempotencyKey)).map((e) => e.reason)).toEqual([
+          'admitted',
+          'claimed',
+          'provider_accepted',
+        ]);
+      });
+
+      it('a writer that lost the race still loses it, its answer lost or not', async () => {
+        // Prepare
+        const { next, evidence } = anAdmission();
+        await store().admit(next, evidence, SEALED);
+        await store().transition(claim(next, 'sender-a'));
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const result = await store().transition(claim(next, 'sender-b'));
+
+        // Assess
+        expect(result).toMatchObject({ kind: 'stale', current: { version: 2, leaseOwner: 'sender-a' } });
+      });
+
+      it('reschedule: written, the due time moved', async () => {
+        // Prepare
+        const { next, evidence } = anAdmission();
+        await store().admit(next, evidence, SEALED);
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const result = await store().reschedule(next, NOW + 77_000);
+
+        // Assess
+        expect(result.kind).toBe('written');
+        expect((await store().get(next.idempotencyKey))?.record.dueAt).toBe(NOW + 77_000);
+      });
+
+      it('reconcile cursor: the pass that wrote it is told so', async () => {
+        // Prepare
+        const before = await store().readReconcileCursor();
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const written = await store().writeReconcileCursor(before.version, { '0': `lost-${mode}` });
+
+        // Assess
+        expect(written).toBe(true);
+        expect(await store().readReconcileCursor()).toEqual({
+          version: before.version + 1,
+          shards: { '0': `lost-${mode}` },
+        });
+      });
+
+      it('poison mark: one failure counts once', async () => {
+        // Prepare
+        const { next, evidence } = anAdmission();
+        await store().admit(next, evidence, SEALED);
+        const schedule = (count: number) => ({ dueAt: NOW + count * 1_000, parked: false });
+        lossy.loseNextAnswer(mode);
+
+        // Act
+        const lost = await store().markPoison(next.idempotencyKey, NOW, schedule);
+        const again = await store().markPoison(next.idempotencyKey, NOW, schedule);
+
+        // Assess
+        expect([lost?.poisonCount, again?.poisonCount]).toEqual([1, 2]);
+      });
+    },
+  );
 }

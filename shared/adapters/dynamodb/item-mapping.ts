@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BudgetCounter } from '../../domain/budgets.js';
 import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
 import { deriveIdempotencyKey } from '../../domain/idempotency-key.js';
@@ -95,6 +96,20 @@ export function commandItem(record: NotificationRecord, sealedPayload: string, r
     [TableSchema.ttlAttribute]: ttlFor(record.expiresAt, retentionDays),
     sealed_payload: sealedPayload,
   };
+}
+
+/**
+ * The writer-chosen random id of the last write to an item (command, reconcile cursor; the poison
+ * mark has its own): a writer whose response was lost after DynamoDB applied the write finds its
+ * own id on the item and knows the write is its own (docs/design.md, "A lost write response").
+ */
+export const WRITE_ID_ATTRIBUTE = 'write_id';
+/** The id of the last poison mark of an item (see {@link WRITE_ID_ATTRIBUTE}). */
+export const POISON_WRITE_ID_ATTRIBUTE = 'poison_write_id';
+
+/** A fresh write id: unguessable and unique per write, never derived from the command. */
+export function newWriteId(): string {
+  return randomUUID();
 }
 
 /** Seconds a counter item outlives its window before TTL may delete it (TTL deletion is lazy anyway). */

@@ -48,9 +48,12 @@ import {
   evidenceFromItem,
   evidenceItem,
   type Item,
+  newWriteId,
+  POISON_WRITE_ID_ATTRIBUTE,
   RECORD_ATTRIBUTES,
   recordAttributes,
   recordFromItem,
+  WRITE_ID_ATTRIBUTE,
 } from './item-mapping.js';
 import { TableSchema } from './schema.js';
 
@@ -96,6 +99,23 @@ export class DynamoNotificationStore implements NotificationStore {
     }
   }
 
+  /**
+   * After a write whose answer did not come (or came as a failed guard), the item as it is now,
+   * read strongly: the writer looks for its own write id on it. A failing read throws `fault`
+   * (what the write itself would have thrown).
+   */
+  private async reread(key: Item, fault: () => Error): Promise<Item | undefined> {
+    try {
+      const out = await this.doc.send(
+        new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true, ...this.capacityMode }),
+      );
+      this.report('get', out.ConsumedCapacity);
+      return out.Item;
+    } catch {
+      throw fault();
+    }
+  }
+
   private get capacityMode() {
     return this.onCapacity ? ({ ReturnConsumedCapacity: 'TOTAL' } as const) : {};
   }
@@ -121,12 +141,15 @@ export class DynamoNotificationStore implements NotificationStore {
     counters: readonly BudgetCounter[] = [],
   ): Promise<AdmitResult> {
     const keyFree = allOf(keyIsFree(PK));
+    // One id for every try: a try that meets an earlier try's committed write (its answer lost)
+    // recognises it as its own.
+    const writeId = newWriteId();
     const input = {
       TransactItems: [
         {
           Put: {
             TableName: this.table,
-            Item: commandItem(record, sealedPayload, this.retentionDays),
+            Item: { ...commandItem(record, sealedPayload, this.retentionDays), [ADMISSION_ID]: writeId },
             ConditionExpression: keyFree.ConditionExpression,
             ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
@@ -175,16 +198,13 @@ export class DynamoNotificationStore implements NotificationStore {
         return { kind: 'admitted', stored: { record, sealedPayload } };
       } catch (error) {
         if (!(error instanceof TransactionCanceledException)) {
-          throw storeFault(
-            error,
-            'admission write',
-            (e) => new StoreWriteError('admission write failed', { cause: e }),
-          );
+          return this.recoverAdmission(record.idempotencyKey, writeId, error);
         }
         const reasons = error.CancellationReasons ?? [];
         const [put, guard] = reasons;
         if (put?.Code === 'ConditionalCheckFailed' && put.Item) {
-          return { kind: 'exists', stored: storedFromItem(unmarshall(put.Item)) };
+          // Our own earlier try (its counters counted with it, once) or another writer's command.
+          return admissionFound(unmarshall(put.Item), writeId);
         }
         if (guard?.Code === 'ConditionalCheckFailed' && guard.Item) {
           const first = eventClaimFromItem(unmarshall(guard.Item));
@@ -225,6 +245,26 @@ export class DynamoNotificationStore implements NotificationStore {
         await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
     }
+  }
+
+  /**
+   * An admission write that failed without a verdict (timeout, reset, 5xx) may have been applied:
+   * `admitted` when the command carries this writer's admission id, otherwise the fault.
+   */
+  private async recoverAdmission(
+    idempotencyKey: string,
+    writeId: string,
+    error: unknown,
+  ): Promise<AdmitResult> {
+    const fault = () =>
+      storeFault(
+        error,
+        'admission write',
+        (e) => new StoreWriteError('admission write failed', { cause: e }),
+      );
+    const item = await this.reread({ [PK]: idempotencyKey, [SK]: CMD }, fault);
+    if (item?.[ADMISSION_ID] === writeId) return { kind: 'admitted', stored: storedFromItem(item) };
+    throw fault();
   }
 
   /** The event guard of `record`'s event, strongly read (the refusal path only). */
@@ -288,8 +328,10 @@ export class DynamoNotificationStore implements NotificationStore {
 
   async transition(applied: AppliedTransition): Promise<TransitionWriteResult> {
     const { previous, next, evidence } = applied;
-    const update = updateFor(previous, next);
+    const writeId = newWriteId();
+    const update = updateFor(previous, next, writeId);
     const guard = allOf(stateIs(previous.state), versionIs(previous.version));
+    const key = { [PK]: previous.idempotencyKey, [SK]: CMD };
     try {
       const out = await this.doc.send(
         new TransactWriteCommand({
@@ -297,7 +339,7 @@ export class DynamoNotificationStore implements NotificationStore {
             {
               Update: {
                 TableName: this.table,
-                Key: { [PK]: previous.idempotencyKey, [SK]: CMD },
+                Key: key,
                 UpdateExpression: update.expression,
                 ConditionExpression: guard.ConditionExpression,
                 ExpressionAttributeNames: { ...guard.ExpressionAttributeNames, ...update.names },
@@ -321,30 +363,41 @@ export class DynamoNotificationStore implements NotificationStore {
       this.report('transition', out.ConsumedCapacity);
       return { kind: 'written', record: next };
     } catch (error) {
+      // A failed guard may be our own write met by a retry (the first answer was lost), and a
+      // write without a verdict may have been applied: either way the item tells, by our write id.
+      let lostRace = false;
+      let current: Item | undefined;
       if (error instanceof TransactionCanceledException) {
         const reasons = error.CancellationReasons ?? [];
-        const guardFailed = reasons.some((r) => r.Code === 'ConditionalCheckFailed');
-        const conflicted = reasons.some((r) => r.Code === 'TransactionConflict');
-        if (guardFailed || conflicted) {
-          const old = reasons[0]?.Item;
-          return { kind: 'stale', current: old ? recordFromItem(unmarshall(old)) : undefined };
-        }
+        lostRace = reasons.some(
+          (r) => r.Code === 'ConditionalCheckFailed' || r.Code === 'TransactionConflict',
+        );
+        const old = reasons[0]?.Item;
+        if (old) current = unmarshall(old);
       }
-      throw storeFault(
-        error,
-        'transition write',
-        (e) => new StoreWriteError('transition write failed', { cause: e }),
-      );
+      const fault = () =>
+        storeFault(
+          error,
+          'transition write',
+          (e) => new StoreWriteError('transition write failed', { cause: e }),
+        );
+      if (current === undefined) current = await this.reread(key, fault);
+      if (current !== undefined && isOwnWrite(current, next.version, writeId)) {
+        return { kind: 'written', record: next };
+      }
+      if (lostRace) return { kind: 'stale', current: current ? recordFromItem(current) : undefined };
+      throw fault();
     }
   }
 
   async reschedule(record: NotificationRecord, dueAt: EpochMs): Promise<TransitionWriteResult> {
     const guard = allOf(stateIs(record.state), versionIs(record.version));
+    const key = { [PK]: record.idempotencyKey, [SK]: CMD };
     try {
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
-          Key: { [PK]: record.idempotencyKey, [SK]: CMD },
+          Key: key,
           // Handled successfully: the item is not poison (any failure count starts again).
           UpdateExpression: 'SET #dueAt = :dueAt, #dueShard = :dueShard REMOVE #poison',
           ConditionExpression: guard.ConditionExpression,
@@ -370,11 +423,23 @@ export class DynamoNotificationStore implements NotificationStore {
       if (error instanceof ConditionalCheckFailedException) {
         return { kind: 'stale', current: error.Item ? recordFromItem(unmarshall(error.Item)) : undefined };
       }
-      throw storeFault(
-        error,
-        'reschedule write',
-        (e) => new StoreWriteError('reschedule write failed', { cause: e }),
-      );
+      const fault = () =>
+        storeFault(
+          error,
+          'reschedule write',
+          (e) => new StoreWriteError('reschedule write failed', { cause: e }),
+        );
+      // The write is idempotent (a retry after it meets a guard that still holds): it was applied
+      // when the item shows the same state and version with this due time.
+      const item = await this.reread(key, fault);
+      if (
+        item?.state === record.state &&
+        item.version === record.version &&
+        item[TableSchema.dueIndex.sortKey] === dueAt
+      ) {
+        return { kind: 'written', record: { ...record, dueAt } };
+      }
+      throw fault();
     }
   }
 
@@ -476,21 +541,30 @@ export class DynamoNotificationStore implements NotificationStore {
       previousVersion === 0
         ? { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PK } }
         : allOf(versionIs(previousVersion));
+    const writeId = newWriteId();
+    const ours = (item: Item | undefined) =>
+      item?.version === previousVersion + 1 && item[WRITE_ID_ATTRIBUTE] === writeId;
     try {
       const out = await this.doc.send(
         new PutCommand({
           TableName: this.table,
           // No due_shard/due_at and no event id: the control item never appears in an index.
-          Item: { [PK]: pk, [SK]: sk, version: previousVersion + 1, shards },
+          Item: { [PK]: pk, [SK]: sk, version: previousVersion + 1, shards, [WRITE_ID_ATTRIBUTE]: writeId },
           ...guard,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ...this.capacityMode,
         }),
       );
       this.report('cursor', out.ConsumedCapacity);
       return true;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw new StoreWriteError('reconcile cursor write failed', { cause: error });
+      // Another pass won, unless the item is our own write met by a retry after a lost answer.
+      if (error instanceof ConditionalCheckFailedException) {
+        return ours(error.Item ? unmarshall(error.Item) : undefined);
+      }
+      const fault = () => new StoreWriteError('reconcile cursor write failed', { cause: error });
+      if (ours(await this.reread({ [PK]: pk, [SK]: sk }, fault))) return true;
+      throw fault();
     }
   }
 
@@ -502,25 +576,44 @@ export class DynamoNotificationStore implements NotificationStore {
     const key = { [PK]: idempotencyKey, [SK]: CMD };
     const poison = TableSchema.poisonCountAttribute;
     let count: number;
+    // ADD is not idempotent: the mark carries its own id, so a retry of a mark that was applied
+    // (its answer lost) fails its guard and finds the id instead of counting twice.
+    const writeId = newWriteId();
+    const countIfOurs = (item: Item | undefined) =>
+      item?.[POISON_WRITE_ID_ATTRIBUTE] === writeId ? Number(item[poison] ?? 1) : undefined;
     try {
       // ADD works on an item whose other attributes this release cannot read.
       const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: key,
-          UpdateExpression: 'ADD #poison :one SET #poisonedAt = :at',
-          ConditionExpression: 'attribute_exists(#pk)',
-          ExpressionAttributeNames: { '#poison': poison, '#poisonedAt': 'poisoned_at', '#pk': PK },
-          ExpressionAttributeValues: { ':one': 1, ':at': at },
+          UpdateExpression: 'ADD #poison :one SET #poisonedAt = :at, #markId = :markId',
+          ConditionExpression:
+            'attribute_exists(#pk) AND (attribute_not_exists(#markId) OR #markId <> :markId)',
+          ExpressionAttributeNames: {
+            '#poison': poison,
+            '#poisonedAt': 'poisoned_at',
+            '#pk': PK,
+            '#markId': POISON_WRITE_ID_ATTRIBUTE,
+          },
+          ExpressionAttributeValues: { ':one': 1, ':at': at, ':markId': writeId },
           ReturnValues: 'UPDATED_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           ...this.capacityMode,
         }),
       );
       this.report('poison', out.ConsumedCapacity);
       count = Number(out.Attributes?.[poison] ?? 1);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw new StoreWriteError('poison count write failed', { cause: error });
+      const fault = () => new StoreWriteError('poison count write failed', { cause: error });
+      const item =
+        error instanceof ConditionalCheckFailedException
+          ? error.Item && unmarshall(error.Item)
+          : await this.reread(key, fault);
+      const ours = countIfOurs(item);
+      if (ours !== undefined) count = ours;
+      else if (error instanceof ConditionalCheckFailedException) return undefined;
+      else throw fault();
     }
     const next = schedule(count);
     try {
@@ -550,7 +643,10 @@ export class DynamoNotificationStore implements NotificationStore {
       this.report('poison', out.ConsumedCapacity);
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) {
-        throw new StoreWriteError('poison schedule write failed', { cause: error });
+        // Idempotent (a retry meets a guard that still holds): applied if the item shows it.
+        const fault = () => new StoreWriteError('poison schedule write failed', { cause: error });
+        const item = await this.reread(key, fault);
+        if (item?.[poison] !== count || item[TableSchema.dueIndex.sortKey] !== next.dueAt) throw fault();
       }
     }
     return { poisonCount: count, dueAt: next.dueAt, parked: next.parked };
@@ -605,6 +701,19 @@ function dueEntryOf(item: Item, shard: number): DueEntry[] {
   ];
 }
 
+/** The attribute holding the id of the admission write (never changed after: later writes have their own). */
+const ADMISSION_ID = 'admission_write_id';
+
+/** The key was taken: by this writer's own earlier try (its answer lost) or by another writer. */
+function admissionFound(item: Item, writeId: string): AdmitResult {
+  return { kind: item[ADMISSION_ID] === writeId ? 'admitted' : 'exists', stored: storedFromItem(item) };
+}
+
+/** The item is at `version` and that version was written by the write with `writeId`. */
+function isOwnWrite(item: Item, version: number, writeId: string): boolean {
+  return item.version === version && item[WRITE_ID_ATTRIBUTE] === writeId;
+}
+
 function storedFromItem(item: Item): StoredCommand {
   const record = recordFromItem(item);
   return typeof item.sealed_payload === 'string'
@@ -613,7 +722,7 @@ function storedFromItem(item: Item): StoredCommand {
 }
 
 /** SET what changed, REMOVE what disappeared; a final record also drops its sealed payload. */
-function updateFor(previous: NotificationRecord, next: NotificationRecord) {
+function updateFor(previous: NotificationRecord, next: NotificationRecord, writeId: string) {
   const before = recordAttributes(previous);
   const after = recordAttributes(next);
   const names: Record<string, string> = {};
@@ -650,6 +759,10 @@ function updateFor(previous: NotificationRecord, next: NotificationRecord) {
     names['#sealed'] = 'sealed_payload';
     removes.push('#sealed');
   }
+  // Who wrote this version: a writer whose answer was lost recognises its own write by it.
+  names['#writeId'] = WRITE_ID_ATTRIBUTE;
+  values[':writeId'] = writeId;
+  sets.push('#writeId = :writeId');
   // A transition is a success: an earlier run of poison failures no longer counts.
   names['#poison'] = TableSchema.poisonCountAttribute;
   removes.push('#poison');
