@@ -143,6 +143,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
           fingerprint: (value) => fingerprinter.destination(value),
           ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
+          ...(options.dataDir
+            ? {
+                ledgerFile: join(options.dataDir, 'aws-simulator-ledger.jsonl'),
+                ledgerKey: parseKey(keys.dataKey),
+              }
+            : {}),
         })
       : undefined;
     const sim =

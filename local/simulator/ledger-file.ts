@@ -1,7 +1,9 @@
 /**
- * The simulator's messages on disk (`--data-dir`): kept across restarts as a real provider keeps
+ * The simulators' messages on disk (`--data-dir`): kept across restarts as a real provider keeps
  * them, bodies and numbers included, since Twilio's API returns both and a restarted provider that
- * forgot them would look like Message Redaction (a blank body) to the service.
+ * forgot them would look like Message Redaction (a blank body) to the service. The AWS simulator
+ * keeps its messages the same way (numbers sealed: SNS's delivery-status logs and End User
+ * Messaging's events carry them).
  *
  * One JSON line per write of a message (acceptance, redaction, cancel, delete); the last line of a
  * sid wins. Everything a read derives from (sid, dates, status timeline with its error codes,
@@ -26,34 +28,52 @@ export class LedgerFileError extends Error {
   readonly code = 'simulator_ledger_unreadable';
 }
 
-/** What is sealed: the fields a real provider keeps that must not be on disk in clear. */
-interface SealedFields {
-  readonly to: string;
-  readonly body: string;
-}
-
-/** The simulator's ledger file. */
-export interface LedgerFile {
-  /** Every message the file holds, in acceptance order (the last line of a sid wins). */
-  load(): StoredMessage[];
+/** The simulator's ledger file of messages of type `T`. */
+export interface LedgerFile<T = StoredMessage> {
+  /** Every message the file holds, in the order first written (the last line of an id wins). */
+  load(): T[];
   /** Writes the message's current state (one line). */
-  append(message: StoredMessage): void;
+  append(message: T): void;
   /** Empties the file (`POST /_sim/reset`). */
   clear(): void;
 }
 
+/** How one kind of message is written: its id (bound to the seal) and the fields sealed. */
+export interface LedgerFormat<T> {
+  readonly id: (message: T) => string;
+  /** Fields written only sealed; a line stores them blank (`''`) in clear. */
+  readonly sealed: readonly (keyof T & string)[];
+}
+
+/** The Twilio simulator's messages: the number and the body are sealed. */
+const TWILIO_FORMAT: LedgerFormat<StoredMessage> = { id: (m) => m.sid, sealed: ['to', 'body'] };
+
 /**
- * Opens (without reading) the ledger at `file`. `keyMaterial` is the local stack's data key; when
- * absent, a key file next to the ledger is used, created on first use.
+ * Opens (without reading) the Twilio simulator's ledger at `file`. `keyMaterial` is the local
+ * stack's data key; when absent, a key file next to the ledger is used, created on first use.
  */
 export function openLedgerFile(file: string, keyMaterial?: Uint8Array): LedgerFile {
+  return openSealedLedger(file, TWILIO_FORMAT, keyMaterial);
+}
+
+/** {@link openLedgerFile} for any message shape. */
+export function openSealedLedger<T>(
+  file: string,
+  format: LedgerFormat<T>,
+  keyMaterial?: Uint8Array,
+): LedgerFile<T> {
   const key = deriveKey(keyMaterial ?? keyFileMaterial(`${file}.key`));
   return {
-    load: () => load(file, key),
+    load: () => load(file, key, format),
     append(message) {
-      const { to, body, ...rest } = message;
-      const sealed = seal(key, message.sid, { to, body });
-      appendFileSync(file, `${JSON.stringify({ ...rest, to: '', body: '', sealed })}\n`, { mode: 0o600 });
+      const record = { ...message } as Record<string, unknown>;
+      const secret: Record<string, unknown> = {};
+      for (const field of format.sealed) {
+        secret[field] = record[field];
+        record[field] = '';
+      }
+      record.sealed = seal(key, format.id(message), secret);
+      appendFileSync(file, `${JSON.stringify(record)}\n`, { mode: 0o600 });
     },
     clear() {
       writeFileSync(file, '', { mode: 0o600 });
@@ -74,7 +94,7 @@ function keyFileMaterial(keyFile: string): Uint8Array {
   return fresh;
 }
 
-function seal(key: Buffer, sid: string, fields: SealedFields): string {
+function seal(key: Buffer, sid: string, fields: Record<string, unknown>): string {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   cipher.setAAD(Buffer.from(sid, 'utf8'));
@@ -83,7 +103,7 @@ function seal(key: Buffer, sid: string, fields: SealedFields): string {
   return `${FORMAT}.${iv.toString('base64url')}.${body.toString('base64url')}`;
 }
 
-function unseal(key: Buffer, sid: string, sealed: string): SealedFields {
+function unseal(key: Buffer, sid: string, sealed: string): Record<string, unknown> {
   const [format, ivText, bodyText] = sealed.split('.');
   if (format !== FORMAT || !ivText || !bodyText)
     throw new LedgerFileError(`message ${sid}: not an aes1 value`);
@@ -100,19 +120,21 @@ function unseal(key: Buffer, sid: string, sealed: string): SealedFields {
   } catch (error) {
     throw new LedgerFileError(`message ${sid}: sealed with another key, or altered`, { cause: error });
   }
-  const fields = JSON.parse(plaintext.toString('utf8')) as Partial<SealedFields>;
-  return { to: String(fields.to ?? ''), body: String(fields.body ?? '') };
+  return JSON.parse(plaintext.toString('utf8')) as Record<string, unknown>;
 }
 
-function load(file: string, key: Buffer): StoredMessage[] {
+function load<T>(file: string, key: Buffer, format: LedgerFormat<T>): T[] {
   if (!existsSync(file)) return [];
-  const bySid = new Map<string, StoredMessage>();
+  // A Map keeps the order of first insertion: acceptance order.
+  const byId = new Map<string, T>();
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line.trim() === '') continue;
-    const { sealed, ...stored } = JSON.parse(line) as StoredMessage & { sealed?: string };
+    const { sealed, ...stored } = JSON.parse(line) as Record<string, unknown>;
+    const id = format.id(stored as T);
     // A line of an older simulator (no `sealed`) kept neither number nor body: it reloads blank.
-    const fields = typeof sealed === 'string' ? unseal(key, stored.sid, sealed) : {};
-    bySid.set(stored.sid, { ...stored, ...fields });
+    const fields = typeof sealed === 'string' ? unseal(key, id, sealed) : {};
+    const secret = Object.fromEntries(format.sealed.map((field) => [field, String(fields[field] ?? '')]));
+    byId.set(id, { ...stored, ...secret } as T);
   }
-  return [...bySid.values()].sort((a, b) => a.seq - b.seq);
+  return [...byId.values()];
 }

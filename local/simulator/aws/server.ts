@@ -25,13 +25,15 @@
  *
  * Control API: the same as the Twilio simulator's (`/_sim/health`, `/_sim/messages`,
  * `/_sim/requests`, `/_sim/faults`, `/_sim/reset`), plus `GET /_sim/receipts` (events posted) and
- * `POST /_sim/config {events_url}`. Numbers and bodies live in memory only; the ledger and every
- * log line carry the destination fingerprint, never the number or the body.
+ * `POST /_sim/config {events_url}`. Bodies live in memory only (a fingerprint stays); numbers too,
+ * unless `ledgerFile` keeps the messages across restarts, with the number sealed. The control
+ * ledger and every log line carry the destination fingerprint, never the number or the body.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { realClock, type SimulatorClock } from '../clock.js';
+import { type LedgerFormat, openSealedLedger } from '../ledger-file.js';
 import { type AwsFaultPlan, AwsFaultSchedule, parseAwsFaultPlans } from './faults.js';
 
 /** Options of {@link startAwsSimulator}. */
@@ -62,6 +64,14 @@ export interface AwsSimulatorOptions {
    * default the real clock. Tests pass a manual one (test/support/manual-clock.ts).
    */
   readonly clock?: SimulatorClock;
+  /**
+   * Keep accepted messages in this JSONL file across restarts, as SNS (its delivery-status logs)
+   * and End User Messaging (its events still due) keep them. Numbers are written only sealed
+   * (../ledger-file.ts); bodies are never kept at all (only their fingerprint).
+   */
+  readonly ledgerFile?: string;
+  /** Key material the ledger's seal is derived from (the local stack's data key); see ../ledger-file.ts. */
+  readonly ledgerKey?: Uint8Array;
 }
 
 /** A started simulator. */
@@ -102,6 +112,9 @@ interface AwsMessage {
   /** Events of the message that the `receipt_loss` fault dropped (the ledger's `receipts`). */
   eventsLost: number;
 }
+
+/** How the ledger file writes an AWS message: by id, the number sealed. */
+const AWS_LEDGER_FORMAT: LedgerFormat<AwsMessage> = { id: (m) => m.id, sealed: ['to'] };
 
 interface RequestRecord {
   received_at: string;
@@ -250,6 +263,14 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     return null;
   };
   const faults = new AwsFaultSchedule(random);
+  const ledger = options.ledgerFile
+    ? openSealedLedger(options.ledgerFile, AWS_LEDGER_FORMAT, options.ledgerKey)
+    : undefined;
+  const reloaded = ledger?.load() ?? [];
+  for (const message of reloaded) {
+    messages.push(message);
+    byId.set(message.id, message);
+  }
   /** Cancels the pending event timers. */
   const timers = new Set<() => void>();
   const held = new Set<ServerResponse>();
@@ -419,9 +440,22 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     };
     messages.push(message);
     byId.set(message.id, message);
+    ledger?.append(message);
     if (protocol === 'eum') scheduleEvents(message);
     return message;
   };
+
+  // After a restart, End User Messaging's events still due are published; those that fell due
+  // while the simulator was down went to a service that was down with it (SNS's retries included).
+  const restartedAt = clock.now();
+  for (const message of reloaded) {
+    if (message.protocol !== 'eum') continue;
+    for (const step of message.timeline) {
+      if (step.at < restartedAt) continue;
+      const notificationId = randomUUID();
+      later(step.at - restartedAt + eventDelayMs, () => void postEvent(message, step, notificationId, false));
+    }
+  }
 
   /** The common fault handling of one well-formed send; returns true when the request was answered. */
   const applySendFault = (
@@ -545,6 +579,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
         });
       }
       message.feedback = String(input.MessageFeedbackStatus ?? '');
+      ledger?.append(message);
       return sendJson(
         res,
         200,
@@ -833,6 +868,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
         return sendJson(res, 200, { entries: oracle.size });
       }
       case 'POST /_sim/reset':
+        ledger?.clear();
         oracle.clear();
         oracleRequests.clear();
         messages.length = 0;
