@@ -520,7 +520,8 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
     notes: [
       `Rounds interleave the variants round-robin (rotated start each round). Sequential: ${seqRounds} rounds; concurrency ${CONCURRENCY}: ${bursts} bursts of ${burstSize} operations per variant; ops/s is sequential count/time, or the median burst rate.`,
       '(a) puts a real command item written by (b) (same size, same table schema and GSIs) with a fresh key; (c) is the same handler with a plain PutItem, wrapped in makeIdempotent (DynamoDBPersistenceLayer on a second table, key = event_id/channel/template, payload validation on).',
-      'A ConditionalCheckFailedException carries no ConsumedCapacity (DynamoDB Local, and the AWS error shape has only message and Item), so the store reports nothing for a duplicate; the duplicate figure is the request count plus the AWS rule that a failed conditional write bills the larger of the old and new item, with no index writes.',
+      "(b)'s duplicate is a cancelled TransactWriteItems (the command put's condition fails; the event guard's too). A cancelled transaction carries no ConsumedCapacity (DynamoDB Local, and the AWS error shape has only message and cancellation reasons), so the store reports nothing for a duplicate; the duplicate figure is the request count (the model does not price a cancelled transaction).",
+      '(b) writes two items per fresh admission, the command and its event guard (one command per event_id, channel and template), so it is a TransactWriteItems, not a PutItem: the (b)/(a) target of 1.25 predates the guard.',
     ],
     targets,
     data: {
