@@ -43,7 +43,13 @@ describe.each([
     const messages = await pipe.messages(key);
     expect(messages.map((m) => m.status)).toEqual(['failed', 'delivered']);
     const trail = await pipe.evidence(key);
-    expect(trail.map((t) => [t.to_state, t.reason])).toContainEqual(['accepted', 'provider_not_sent']);
+    expect(trail).toContainEqual(
+      expect.objectContaining({
+        to_state: 'accepted',
+        reason: 'provider_not_sent',
+        reason_detail: 'twilio:30500',
+      }),
+    );
     // Two provider calls (a claim given back before any call, `call_not_started`, sends nothing).
     expect(await pipe.requests(key)).toHaveLength(2);
     expectConsistentTrail(trail, 'delivered');
@@ -64,7 +70,11 @@ describe.each([
     expect(await pipe.requests(key)).toHaveLength(1);
     expect((await pipe.messages(key)).map((m) => m.status)).toEqual(['failed']);
     const trail = await pipe.evidence(key);
-    expect(trail.at(-1)).toMatchObject({ to_state: 'failed', reason: 'provider_not_sent' });
+    expect(trail.at(-1)).toMatchObject({
+      to_state: 'failed',
+      reason: 'provider_not_sent',
+      reason_detail: 'twilio:30450',
+    });
     expectConsistentTrail(trail, 'failed');
     expect((await pipe.view(key)).state).toBe('failed');
   });
