@@ -381,7 +381,12 @@ export class DynamoNotificationStore implements NotificationStore {
           'transition write',
           (e) => new StoreWriteError('transition write failed', { cause: e }),
         );
-      if (current === undefined) current = await this.reread(key, fault);
+      if (current === undefined) {
+        // A lost race stays a lost race when the item cannot be read back.
+        current = lostRace
+          ? await this.reread(key, fault).catch(() => undefined)
+          : await this.reread(key, fault);
+      }
       if (current !== undefined && isOwnWrite(current, next.version, writeId)) {
         return { kind: 'written', record: next };
       }
