@@ -7,7 +7,7 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { DEFAULT_ALARM_DRILL } from './chaos/alarms.js';
+import { ALARM_DRILL_MIX, DEFAULT_ALARM_DRILL } from './chaos/alarms.js';
 import { formatSummary, parseChaosArgs, USAGE } from './chaos/cli.js';
 import { runChaos } from './chaos/driver.js';
 
@@ -29,7 +29,7 @@ async function main(): Promise<number> {
     passThroughOutput: options.verbose,
     provider: options.provider,
     tolerateUnknownFaultModes: options.tolerateUnknownFaults,
-    ...(options.alarmDrill ? { alarmDrill: DEFAULT_ALARM_DRILL } : {}),
+    ...(options.alarmDrill ? { alarmDrill: DEFAULT_ALARM_DRILL, mix: ALARM_DRILL_MIX } : {}),
     progress: (line) => console.log(line),
   });
   for (const line of formatSummary(result, options)) console.log(line);

@@ -25,11 +25,18 @@ export interface AlarmDrill {
 }
 
 /**
- * The default drill: the outage starts 2.5 minutes in (a baseline period first) and lasts 3.5
- * minutes, longer than the longest token of a normal event (3 minutes), so every command admitted
- * in its first half ends without an SMS. Run it with `--duration 8m` or longer.
+ * The default drill: the outage starts 4 minutes in (a baseline first) and lasts 3.5 minutes,
+ * longer than the longest token of a normal event (3 minutes), so every command admitted in its
+ * first half ends without an SMS. Run it with `--duration 8m` or longer.
  */
-export const DEFAULT_ALARM_DRILL: AlarmDrill = { startAfterMs: 150_000, outageMs: 210_000 };
+export const DEFAULT_ALARM_DRILL: AlarmDrill = { startAfterMs: 240_000, outageMs: 210_000 };
+
+/**
+ * The drill's event mix: no short-life events. Their 6-9 s tokens are the scenario's way to make
+ * commands expire before dispatch on purpose; counted, they would be the baseline's zero-SMS
+ * outcomes and hide what the outage adds. Every other fault stays as in the default mix.
+ */
+export const ALARM_DRILL_MIX = { shortLifeProbability: 0 } as const;
 
 /**
  * The fault phase the drill imposes at `elapsedMs` into the run, or undefined outside the outage
