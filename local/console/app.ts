@@ -102,6 +102,19 @@ function waitingText(waiting: WaitingForView, now: number): string {
   return `${waiting.what} until ${clock(waiting.until)} (${when})${waiting.bounded_by_expiry ? ', then expires' : ''}`;
 }
 
+/** The list's "waiting for" cell: what on one line, until when below (the next check when no answer is known). */
+function waitingCell(item: UnknownItem, now: number): El {
+  const td = el('td', 'waiting');
+  const waiting = item.waiting_for;
+  if (waiting === null) {
+    td.textContent = item.next_check_at ? `next check ${clock(item.next_check_at)}` : '-';
+    return td;
+  }
+  const text = waitingText(waiting, now);
+  td.append(el('span', 'what', waiting.what), ' ', el('span', 'until', text.slice(waiting.what.length + 1)));
+  return td;
+}
+
 function renderFacts(view: NotificationView): void {
   const facts: Array<[string, string]> = [
     ['event_id', view.event_id],
@@ -265,8 +278,7 @@ function renderUnknown(): void {
         keyCell,
         el('td', 'age', since === undefined ? '-' : age(now - since)),
         el('td', '', String(item.checks)),
-        el('td', '', item.next_check_at ? clock(item.next_check_at) : '-'),
-        el('td', 'waiting', item.waiting_for ? waitingText(item.waiting_for, now) : '-'),
+        waitingCell(item, now),
         el('td', 'detail', item.reason_detail ?? '-'),
       );
       return tr;

@@ -41,10 +41,8 @@ export async function runStatus(deps: StatusDeps, options: StatusOptions): Promi
       entries.push({ notification, evidence: (await getEvidence(deps.store, options.key)) ?? [] });
     }
   } else {
-    for (const listed of await listByEvent(deps.store, options.eventId ?? '')) {
-      // The event index holds no `reason_detail`: each command is read again, strongly, by its key.
-      const notification = (await getNotification(deps.store, listed.idempotency_key)) ?? listed;
-      const evidence = (await getEvidence(deps.store, listed.idempotency_key)) ?? [];
+    for (const notification of await listByEvent(deps.store, options.eventId ?? '')) {
+      const evidence = (await getEvidence(deps.store, notification.idempotency_key)) ?? [];
       entries.push({ notification, evidence });
     }
   }

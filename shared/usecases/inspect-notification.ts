@@ -18,6 +18,17 @@ export async function getEvidence(
   return transitions.length === 0 ? undefined : transitions.map(toEvidenceView);
 }
 
+/**
+ * The commands of one business event. The event index finds the keys; each command is then read
+ * strongly by its key, because the index does not project `reason_detail` or the fields
+ * `waiting_for` needs (and an index copy may lag the item). A key gone since is left out.
+ */
 export async function listByEvent(store: NotificationStore, eventId: string): Promise<NotificationView[]> {
-  return (await store.byEvent(eventId)).map(toView);
+  const listed = await store.byEvent(eventId);
+  const views: NotificationView[] = [];
+  for (const record of listed) {
+    const stored = await store.get(record.idempotencyKey);
+    if (stored) views.push(toView(stored.record));
+  }
+  return views;
 }
