@@ -166,7 +166,10 @@ export function checkLostDeliverable(input: DeliverableInput): DeliverableReport
     byReason[why] = (byReason[why] ?? 0) + 1;
     if (!excused.has(why)) problems.push(`${record.idempotencyKey}: ${record.state} without an SMS (${why})`);
   }
-  const examples = problems.slice(0, 5);
+  // One example per reason first (a reason holds many keys), so the forensics show each kind.
+  const reasonOf = (p: string) => p.slice(p.lastIndexOf('('));
+  const firsts = problems.filter((p, i) => problems.findIndex((q) => reasonOf(q) === reasonOf(p)) === i);
+  const examples = [...firsts, ...problems.filter((p) => !firsts.includes(p))].slice(0, 5);
   return {
     invariant: {
       name: 'lost_deliverable',
