@@ -40,6 +40,7 @@ describe('chaos (short soak)', () => {
       misattributed: 0,
       stale: 0,
       stuck: 0,
+      lost_deliverable: 0,
     });
     expect(result.stats.settled).toBe(true);
     // Receipts reached the stack's own route, all signed; message faults ran where the simulator has them.
@@ -54,6 +55,7 @@ describe('chaos (short soak)', () => {
       0,
     );
     expect(result.stats.conflicts).toBeGreaterThan(0);
+    expect(result.stats.lostAnswers.surfacing + result.stats.lostAnswers.retried).toBeGreaterThan(0);
     // SMS pumping met its budgets: some resets admitted, the rest refused, none failed.
     expect(result.stats.pumping?.admitted).toBeGreaterThan(0);
     expect(result.stats.pumping?.refused).toBeGreaterThan(0);
