@@ -145,6 +145,7 @@ describe('End User Messaging events', () => {
         messageId: 'eum-msg-1',
         status: 'sent',
         providerStatus: 'TEXT_SUCCESSFUL',
+        detail: 'eum:event:TEXT_SUCCESSFUL',
         dedupeToken: 'sns:9b7a3c1e-0000-4000-8000-000000000001',
       },
     ]);
