@@ -146,6 +146,10 @@ export function functionEnvironment(
       env.PROVIDER_ACCOUNT_SID = provider.accountSid;
       env.PROVIDER_FROM = provider.from;
       env.PROVIDER_AUTH_TOKEN_SECRET_ARN = provider.authTokenSecret.secretArn;
+      env.PROVIDER_REDACTION = provider.redaction ?? 'on';
+      if (provider.messagingServiceSid !== undefined)
+        env.PROVIDER_MESSAGING_SERVICE_SID = provider.messagingServiceSid;
+      if (provider.absenceProbeTo !== undefined) env.PROVIDER_ABSENCE_PROBE_TO = provider.absenceProbeTo;
       break;
     case 'simulator':
       env.PROVIDER_BASE_URL = provider.baseUrl;

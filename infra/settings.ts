@@ -73,6 +73,18 @@ export interface TwilioProviderSettings {
   readonly authTokenSecret: ISecret;
   /** @default 'https://api.twilio.com' */
   readonly baseUrl?: string;
+  /** A messaging service (`MG...`) sent with every message; the absence probe needs one. @default - none */
+  readonly messagingServiceSid?: string;
+  /**
+   * What the account declares about Message Redaction (`PROVIDER_REDACTION`); `off` lets the
+   * reconciler prove absence and resend a send that never reached Twilio. @default 'on'
+   */
+  readonly redaction?: 'on' | 'off';
+  /**
+   * A number the account owns (`PROVIDER_ABSENCE_PROBE_TO`): with `messagingServiceSid` and
+   * `redaction: 'off'`, absence is provable in a quiet account (docs/providers/twilio.md). @default - none
+   */
+  readonly absenceProbeTo?: string;
 }
 
 /** The provider simulator reachable at `baseUrl` (test environments only; no secret needed). */
@@ -376,6 +388,15 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   }
   if (provider.kind === 'twilio' && (provider.accountSid === '' || provider.from === '')) {
     fail('provider (twilio) needs accountSid and from');
+  }
+  if (
+    provider.kind === 'twilio' &&
+    provider.absenceProbeTo !== undefined &&
+    (provider.messagingServiceSid === undefined || provider.redaction !== 'off')
+  ) {
+    // Without a messaging service Twilio drops the schedule and sends the probe at once; with
+    // redaction on no absence is ever proven, so the probe would only cost requests.
+    fail('provider (twilio) absenceProbeTo needs messagingServiceSid and redaction off');
   }
   if (provider.kind === 'simulator' && !/^https?:\/\//.test(provider.baseUrl)) {
     fail('provider (simulator) needs an http(s) baseUrl');

@@ -56,6 +56,9 @@ export const CONTEXT_KEYS = {
   twilioFrom: 'reset-notifier:twilioFrom',
   twilioAuthTokenSecretArn: 'reset-notifier:twilioAuthTokenSecretArn',
   twilioBaseUrl: 'reset-notifier:twilioBaseUrl',
+  twilioMessagingServiceSid: 'reset-notifier:twilioMessagingServiceSid',
+  twilioRedaction: 'reset-notifier:twilioRedaction',
+  twilioAbsenceProbeTo: 'reset-notifier:twilioAbsenceProbeTo',
   simulatorBaseUrl: 'reset-notifier:simulatorBaseUrl',
   eumOriginationIdentityArn: 'reset-notifier:eumOriginationIdentityArn',
   eumConfigurationSet: 'reset-notifier:eumConfigurationSet',
@@ -115,6 +118,12 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     provider = { kind: 'sns', ...(senderId === undefined ? {} : { senderId }) };
   } else if (kind === 'twilio') {
     const baseUrl = get(CONTEXT_KEYS.twilioBaseUrl);
+    const messagingServiceSid = get(CONTEXT_KEYS.twilioMessagingServiceSid);
+    const redaction = get(CONTEXT_KEYS.twilioRedaction);
+    const absenceProbeTo = get(CONTEXT_KEYS.twilioAbsenceProbeTo);
+    if (redaction !== undefined && redaction !== 'on' && redaction !== 'off') {
+      throw new Error(`context ${CONTEXT_KEYS.twilioRedaction} must be on or off, got "${redaction}"`);
+    }
     provider = {
       kind: 'twilio',
       accountSid: required(CONTEXT_KEYS.twilioAccountSid),
@@ -125,6 +134,9 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
         required(CONTEXT_KEYS.twilioAuthTokenSecretArn),
       ),
       ...(baseUrl === undefined ? {} : { baseUrl }),
+      ...(messagingServiceSid === undefined ? {} : { messagingServiceSid }),
+      ...(redaction === undefined ? {} : { redaction }),
+      ...(absenceProbeTo === undefined ? {} : { absenceProbeTo }),
     };
   } else if (kind === 'simulator') {
     provider = { kind: 'simulator', baseUrl: required(CONTEXT_KEYS.simulatorBaseUrl) };

@@ -1,10 +1,13 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ResetNotifier } from '../../infra/reset-notifier.js';
 import type { ResetNotifierProps } from '../../infra/settings.js';
 import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
 import { loadConfig } from '../../shared/config.js';
 import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
+
+const TOKEN_ARN = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:tok-AbCdEf';
 
 describe('function environment', () => {
   let env: Record<string, unknown>;
@@ -52,6 +55,88 @@ describe('function environment', () => {
   it('carries the SNS and destination settings the shared config does not know', () => {
     expect(env).toMatchObject({ ALLOWED_DESTINATION_PREFIXES: '+1,+44', SNS_SENDER_ID: 'ResetCode' });
     expect(env.SNS_DELIVERY_LOG_GROUPS).toBeDefined();
+  });
+});
+
+describe('Twilio absence settings reach the functions (the probe works in AWS, not only locally)', () => {
+  it(
+    'maps messaging service, redaction and probe number into the environment shared/config.ts reads',
+    () => {
+      // Prepare
+      const { template } = synthTemplate((stack) => ({
+        provider: {
+          kind: 'twilio',
+          accountSid: 'AC1',
+          from: '+15005550006',
+          authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Tok', TOKEN_ARN),
+          messagingServiceSid: 'MG1',
+          redaction: 'off',
+          absenceProbeTo: '+15005550009',
+        },
+      }));
+      const env = (
+        functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
+          Variables: Record<string, string>;
+        }
+      ).Variables;
+
+      // Act
+      const config = loadConfig(
+        Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : `x:${k}`])),
+      );
+
+      // Assess
+      expect(env).toMatchObject({
+        PROVIDER_REDACTION: 'off',
+        PROVIDER_MESSAGING_SERVICE_SID: 'MG1',
+        PROVIDER_ABSENCE_PROBE_TO: '+15005550009',
+      });
+      expect(config).toMatchObject({
+        providerMessagingServiceSid: 'MG1',
+        providerRedaction: 'off',
+        providerAbsenceProbeTo: '+15005550009',
+      });
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it(
+    'declares redaction on when nothing is said',
+    () => {
+      const { template } = synthTemplate((stack) => ({
+        provider: {
+          kind: 'twilio',
+          accountSid: 'AC1',
+          from: '+15005550006',
+          authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Tok', TOKEN_ARN),
+        },
+      }));
+      const env = (
+        functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables;
+      expect(env.PROVIDER_REDACTION).toBe('on');
+      expect(env.PROVIDER_ABSENCE_PROBE_TO).toBeUndefined();
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it('reads them from context and refuses a probe without a messaging service or with redaction on', () => {
+    const context = {
+      [CONTEXT_KEYS.provider]: 'twilio',
+      [CONTEXT_KEYS.twilioAccountSid]: 'AC1',
+      [CONTEXT_KEYS.twilioFrom]: '+15005550006',
+      [CONTEXT_KEYS.twilioAuthTokenSecretArn]: TOKEN_ARN,
+      [CONTEXT_KEYS.twilioRedaction]: 'off',
+      [CONTEXT_KEYS.twilioAbsenceProbeTo]: '+15005550009',
+    };
+    const stack = new Stack(testApp({ context }), 'S');
+    const props = notifierPropsFromContext(stack);
+    expect(props.provider).toMatchObject({ redaction: 'off', absenceProbeTo: '+15005550009' });
+    expect(() => new ResetNotifier(stack, 'N', { code: stubCode(), ...props })).toThrow(
+      /absenceProbeTo needs messagingServiceSid and redaction off/,
+    );
   });
 });
 
