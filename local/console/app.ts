@@ -45,6 +45,13 @@ interface UnknownItem {
   readonly waiting_for: WaitingForView | null;
 }
 
+interface WaitingItem {
+  readonly idempotency_key: string;
+  readonly state: string;
+  readonly reason_detail: string | null;
+  readonly waiting_for: WaitingForView;
+}
+
 function byId<T extends El = El>(id: string): T {
   const el = document.getElementById(id);
   if (!el) throw new Error(`#${id} missing`);
@@ -102,8 +109,8 @@ function waitingText(waiting: WaitingForView, now: number): string {
   return `${waiting.what} until ${clock(waiting.until)} (${when})${waiting.bounded_by_expiry ? ', then expires' : ''}`;
 }
 
-/** The list's "waiting for" cell: what on one line, until when below (the next check when no answer is known). */
-function waitingCell(item: UnknownItem, now: number): El {
+/** The lists' "waiting for" cell: what on one line, until when below (the next check when no answer is known). */
+function waitingCell(item: Pick<UnknownItem, 'waiting_for' | 'next_check_at'>, now: number): El {
   const td = el('td', 'waiting');
   const waiting = item.waiting_for;
   if (waiting === null) {
@@ -265,14 +272,7 @@ function renderUnknown(): void {
       const tr = el('tr');
       tr.dataset.key = item.idempotency_key;
       const keyCell = el('td');
-      const button = el('button', '', item.idempotency_key);
-      button.type = 'button';
-      button.addEventListener('click', () => {
-        kind.value = 'key';
-        query.value = item.idempotency_key;
-        search();
-      });
-      keyCell.append(button);
+      keyCell.append(keyButton(item.idempotency_key));
       const since = item.unknown_since ? Date.parse(item.unknown_since) : undefined;
       tr.append(
         keyCell,
@@ -284,6 +284,51 @@ function renderUnknown(): void {
       return tr;
     }),
   );
+}
+
+let waitingItems: WaitingItem[] = [];
+
+/** A key that opens its timeline when clicked. */
+function keyButton(key: string): El {
+  const button = el('button', '', key);
+  button.type = 'button';
+  button.addEventListener('click', () => {
+    kind.value = 'key';
+    query.value = key;
+    search();
+  });
+  return button;
+}
+
+function renderWaiting(): void {
+  const now = Date.now();
+  byId('waiting-count').textContent = String(waitingItems.length);
+  byId('waiting-empty').hidden = waitingItems.length > 0;
+  byId('waiting-rows').replaceChildren(
+    ...waitingItems.map((item) => {
+      const tr = el('tr');
+      tr.dataset.key = item.idempotency_key;
+      const keyCell = el('td');
+      keyCell.append(keyButton(item.idempotency_key));
+      const state = el('span', 'badge', item.state);
+      state.dataset.state = item.state;
+      const stateCell = el('td');
+      stateCell.append(state);
+      const waiting = waitingCell({ waiting_for: item.waiting_for, next_check_at: null }, now);
+      if (item.reason_detail) waiting.append(' ', el('span', 'detail', item.reason_detail));
+      tr.append(keyCell, stateCell, waiting);
+      return tr;
+    }),
+  );
+}
+
+async function loadWaiting(): Promise<void> {
+  try {
+    waitingItems = (await getJson<{ items: WaitingItem[] }>('/console/api/waiting')).items;
+    renderWaiting();
+  } catch {
+    byId('waiting-count').textContent = '?';
+  }
 }
 
 async function loadUnknown(): Promise<void> {
@@ -313,5 +358,8 @@ if (initialKey) {
 } else query.focus();
 
 void loadUnknown();
+void loadWaiting();
 setInterval(() => void loadUnknown(), 5000);
+setInterval(() => void loadWaiting(), 5000);
 setInterval(renderUnknown, 1000);
+setInterval(renderWaiting, 1000);

@@ -5,6 +5,7 @@ import { transform } from 'esbuild';
 import { type Clock, systemClock } from '../../shared/domain/clock.js';
 import type { LocalRoute } from '../runtime/http-server.js';
 import { listDispatchUnknown } from './unknown-items.js';
+import { listWaiting } from './waiting-items.js';
 
 /** How the console reaches the table for its one extra read (the `dispatch_unknown` list). */
 export interface ConsoleRouteOptions {
@@ -60,8 +61,9 @@ async function compileScript(): Promise<string> {
 
 /**
  * The operator console as a {@link LocalRoute}: `GET /console` (static page), `/console/app.js`
- * (the page's TypeScript, compiled on first request), `/console/console.css`, and one read-only
- * JSON endpoint, `/console/api/unknown`, listing `dispatch_unknown` items with their age. Every
+ * (the page's TypeScript, compiled on first request), `/console/console.css`, and two read-only
+ * JSON endpoints: `/console/api/unknown`, listing `dispatch_unknown` items with their age, and
+ * `/console/api/waiting`, every command that is not final with what the service waits for. Every
  * other read goes to the public API (`/v1/notifications/...`). Anything outside `/console` is
  * left to the API.
  */
@@ -119,6 +121,17 @@ export function createConsoleRoute(options: ConsoleRouteOptions): LocalRoute {
         case '/console/api/unknown': {
           const now = clock.now();
           const items = await listDispatchUnknown(dynamo(), options.tableName, { now });
+          send(
+            res,
+            200,
+            'application/json',
+            JSON.stringify({ generated_at: new Date(now).toISOString(), count: items.length, items }),
+          );
+          return true;
+        }
+        case '/console/api/waiting': {
+          const now = clock.now();
+          const items = await listWaiting(dynamo(), options.tableName);
           send(
             res,
             200,

@@ -106,7 +106,7 @@ const num = (value: unknown) => (typeof value === 'number' ? value : undefined);
  * The fields the `due` index does not project (`reason_detail`, `absent_since`), read strongly
  * off the command items, 100 keys per BatchGetItem. A key missing from the answer shows no detail.
  */
-async function strongFields(
+export async function strongFields(
   doc: DynamoDBDocumentClient,
   tableName: string,
   keys: readonly string[],
@@ -151,7 +151,7 @@ async function strongFields(
 }
 
 /** {@link waitingFor} on a command item's fields, as the API view shows it. */
-function waitingView(item: Record<string, unknown>): WaitingForView | null {
+export function waitingView(item: Record<string, unknown>): WaitingForView | null {
   const expiresAt = num(item.expires_at);
   if (expiresAt === undefined) return null;
   const optional = (name: string, value: unknown) => (num(value) === undefined ? {} : { [name]: num(value) });

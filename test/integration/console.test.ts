@@ -137,6 +137,18 @@ describe('console page in headless Chromium', () => {
     };
     expect(api.items.map((i) => i.idempotency_key)).toContain(key);
     expect(api.items.find((i) => i.idempotency_key === key)?.waiting_for?.until).toMatch(/Z$/);
+    const waitingRow = page.locator(`#waiting-rows tr[data-key="${key}"]`);
+    await waitingRow.waitFor();
+    expect(await waitingRow.locator('.badge').textContent()).toBe('dispatch_unknown');
+    expect(await waitingRow.locator('.waiting').textContent()).toMatch(
+      /^(reconcile_check|second_absence_read) until /,
+    );
+    const waiting = (await (await fetch(`${pipe.stack.apiUrl}/console/api/waiting`)).json()) as {
+      items: { idempotency_key: string; state: string; waiting_for: { what: string } }[];
+    };
+    const listed = waiting.items.find((i) => i.idempotency_key === key);
+    expect(listed?.state).toBe('dispatch_unknown');
+    expect(JSON.stringify(waiting)).not.toContain(TEST_PHONE);
     expect(JSON.stringify(api)).not.toContain(TEST_PHONE);
     await page.close();
   });
@@ -159,6 +171,29 @@ describe('console route', () => {
     expect(await page.locator('#timeline li.entry[data-state="failed"] .why').textContent()).toContain(
       'detail twilio:21211',
     );
+    await page.close();
+  });
+
+  it('lists every command that is not final with what it waits for: a refused send waits out its backoff', async () => {
+    // Prepare: the provider refuses once with Retry-After 30 s, so the command waits in accepted.
+    await pipe.fault({ mode: 'rate_limited', count: 1, retry_after_seconds: 30 });
+    const { idempotency_key: key } = await pipe.admit();
+    for (let i = 0; i < 100; i++) {
+      if ((await pipe.evidence(key)).some((t) => t.reason === 'provider_rejected_retryable')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    // Act
+    const page = await openConsole();
+    const row = page.locator(`#waiting-rows tr[data-key="${key}"]`);
+    await row.waitFor();
+
+    // Assess
+    expect(await row.locator('.badge').textContent()).toBe('accepted');
+    expect(await row.locator('.waiting').textContent()).toMatch(
+      /^retry_backoff until \d\d:\d\d:\d\d\.\d{3} \(in /,
+    );
+    expect(await row.locator('.detail').textContent()).toMatch(/rate_limited|http_429/);
     await page.close();
   });
 
