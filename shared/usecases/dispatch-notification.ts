@@ -5,6 +5,7 @@ import { type DispatchPolicy, dispatchDeadline } from '../domain/policy.js';
 import { clientReference, type SendOutcome, type SmsProvider } from '../domain/provider.js';
 import { renderBody } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
+import { transientFaultOf } from '../ports/faults.js';
 import type { NotificationStore } from '../ports/store.js';
 import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
 import { openPayload } from './payload-seal.js';
@@ -103,12 +104,26 @@ export async function dispatchNotification(
   return { kind: 'sent', outcome: outcome.kind, ...detail, recorded: recorded !== undefined, to: intent.to };
 }
 
+/**
+ * One guarded write, tried once more after a transient fault. The store answers `written` for a
+ * write of ours that was applied but whose answer was lost, so a transient fault means it found
+ * the write not applied; the guard (state and version) makes the second try safe. It matters most
+ * after a claim: a claim left behind by a failed give-back or outcome write would go unknown at
+ * its lease's end although this sender knows what it did.
+ */
 async function write(
   deps: Pick<DispatchDeps, 'store'>,
   record: NotificationRecord,
   intent: TransitionIntent,
 ): Promise<NotificationRecord | undefined> {
-  const result = await deps.store.transition(applyTransition(record, intent));
+  const applied = applyTransition(record, intent);
+  let result: Awaited<ReturnType<NotificationStore['transition']>>;
+  try {
+    result = await deps.store.transition(applied);
+  } catch (error) {
+    if (transientFaultOf(error) === undefined) throw error;
+    result = await deps.store.transition(applied);
+  }
   return result.kind === 'written' ? result.record : undefined;
 }
 

@@ -119,6 +119,31 @@ describe('lost_deliverable', () => {
     expect(counted.invariant.count).toBe(1);
   });
 
+  it('excuses a short-life token that expired before any send, but not a normal one', () => {
+    // Prepare
+    const first = anUnknownAtExpiry('k-short');
+    const expired = {
+      ...first.record,
+      state: 'expired' as const,
+      lastReason: 'expired_before_dispatch' as const,
+    };
+    const input = (short: boolean) =>
+      anInput({
+        commands: [expired],
+        evidence: [],
+        shortLifeKeys: new Set(short ? ['k-short'] : []),
+      });
+
+    // Act
+    const excused = checkLostDeliverable(input(true));
+    const counted = checkLostDeliverable(input(false));
+
+    // Assess
+    expect(excused.byReason).toEqual({ token_life_short: 1 });
+    expect(counted.byReason).toEqual({ 'expired_before_dispatch:no_fault': 1 });
+    expect(counted.invariant.count).toBe(1);
+  });
+
   it('ignores a command that holds an SMS, and one that is not final (lost/stuck count it)', () => {
     // Prepare
     const input = anInput({

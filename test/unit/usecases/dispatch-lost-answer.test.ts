@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { StoreUnavailableError } from '../../../shared/adapters/dynamodb/errors.js';
 import { dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { type LostAnswer, MemoryNotificationStore } from '../../support/memory-store.js';
@@ -48,4 +49,31 @@ describe('dispatchNotification: the claim committed but its answer was lost', ()
       ]);
     },
   );
+});
+
+describe('dispatchNotification: a write after the claim fails transiently once', () => {
+  it('records the outcome on the second try instead of leaving the claim to go unknown', async () => {
+    // Prepare: the second transition (the outcome write after the send) is throttled once.
+    let transitions = 0;
+    const store = new MemoryNotificationStore({
+      beforeOperation: (operation) => {
+        if (operation === 'transition' && ++transitions === 2) {
+          throw new StoreUnavailableError('injected: throttled, nothing written');
+        }
+      },
+    });
+    const cipher = switchableCipher();
+    const provider = countingProvider();
+    const { next } = acceptedRecord(keyOnShard(0));
+    await plant(store, cipher, next);
+    const deps = { store, cipher, provider, clock: new ManualClock(T0 + 1_000), policy: POLICY, owner: 's' };
+
+    // Act
+    const report = await dispatchNotification(deps, next.idempotencyKey);
+
+    // Assess
+    expect(report).toMatchObject({ kind: 'sent', outcome: 'accepted', recorded: true, to: 'sent' });
+    expect(provider.sends).toBe(1);
+    expect((await store.get(next.idempotencyKey))?.record.state).toBe('sent');
+  });
 });
