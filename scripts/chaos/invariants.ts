@@ -16,6 +16,8 @@ export interface LedgerEntry {
   readonly accepted_at: string;
   readonly status: string;
   readonly validity_period_seconds?: number;
+  /** The provider's error code of a `failed` or `undelivered` message (Twilio's; absent or null otherwise). */
+  readonly error_code?: number | null;
   /** The message's API reads were redacted (numbers masked, body blank). */
   readonly redacted?: boolean;
   /** What happened to its status callbacks. */

@@ -51,6 +51,12 @@ export const EXCUSED_REASONS = [
   /** Twilio with Message Redaction seen before the token expired: absence unprovable (README). */
   'redaction_on',
   /**
+   * The provider accepted the message and held it in its queue until its validity period (the
+   * token's remaining life) ended, then failed it (Twilio 30036, the `queue_delay` fault): no
+   * time was left for another send, and one while it was queued could have been a duplicate.
+   */
+  'provider_queue_expired',
+  /**
    * A short-life event (a 6-9 s token: 1-4 s before the dispatch deadline) that expired before
    * any send, or that an injected fault touched: the scenario makes these race the pipeline
    * (stream, forwarder, queue, sender) on purpose, to test "never after expiry".
@@ -78,6 +84,9 @@ const PROVIDER_SEND_FAULTS = new Set([
   'reject_permanent',
 ]);
 
+/** Twilio's "Validity Period Expired": the message stayed queued past its validity and was not sent. */
+const VALIDITY_EXPIRED_CODE = 30036;
+
 const CRASH_AFTER_CLAIM = ['crash_after_claim', 'crash_after_provider_call', 'crash_before_outcome_write'];
 
 /** The injected faults that touched a key, for an unexcused reason's label. */
@@ -89,6 +98,7 @@ function reasonFor(
   trail: readonly EvidenceRecord[],
   requests: readonly SendRequestEntry[],
   failedMessages: number,
+  failedCodes: ReadonlySet<number>,
   input: DeliverableInput,
 ): string {
   const faults = input.faultsByKey.get(record.idempotencyKey) ?? new Set<string>();
@@ -98,6 +108,7 @@ function reasonFor(
   if (reason === ReasonCode.providerRejectedPermanent && (refused || failedMessages > 0)) {
     return 'provider_refused_permanent';
   }
+  if (failedCodes.has(VALIDITY_EXPIRED_CODE)) return 'provider_queue_expired';
   const everyTryFailed =
     requests.length > 0 && requests.every((r) => r.fault !== null && PROVIDER_SEND_FAULTS.has(r.fault));
   if (
@@ -143,11 +154,16 @@ function reasonFor(
 export function checkLostDeliverable(input: DeliverableInput): DeliverableReport {
   const sms = new Set<string>();
   const failedMessages = new Map<string, number>();
+  const failedCodes = new Map<string, Set<number>>();
   for (const m of input.ledger) {
     const key = keyOfReference(m.client_reference);
     if (key === null) continue;
-    if (m.status === 'failed') failedMessages.set(key, (failedMessages.get(key) ?? 0) + 1);
-    else sms.add(key);
+    if (m.status === 'failed') {
+      failedMessages.set(key, (failedMessages.get(key) ?? 0) + 1);
+      if (typeof m.error_code === 'number') {
+        failedCodes.set(key, new Set([...(failedCodes.get(key) ?? []), m.error_code]));
+      }
+    } else sms.add(key);
   }
   const requestsOf = new Map<string, SendRequestEntry[]>();
   for (const r of input.requests) {
@@ -170,6 +186,7 @@ export function checkLostDeliverable(input: DeliverableInput): DeliverableReport
       trail,
       requestsOf.get(record.idempotencyKey) ?? [],
       failedMessages.get(record.idempotencyKey) ?? 0,
+      failedCodes.get(record.idempotencyKey) ?? new Set(),
       input,
     );
     byReason[why] = (byReason[why] ?? 0) + 1;

@@ -144,6 +144,27 @@ describe('lost_deliverable', () => {
     expect(counted.invariant.count).toBe(1);
   });
 
+  it('excuses a message the provider held queued until its validity ended (30036), not another failure', () => {
+    // Prepare
+    const failed = (code: number) => [
+      {
+        id: 'SM1',
+        client_reference: 'k-lost#1',
+        accepted_at: iso(T0 + 300),
+        status: 'failed',
+        error_code: code,
+      },
+    ];
+
+    // Act
+    const excused = checkLostDeliverable(anInput({ ledger: failed(30036) }));
+    const counted = checkLostDeliverable(anInput({ ledger: failed(30500) }));
+
+    // Assess
+    expect(excused.byReason).toEqual({ provider_queue_expired: 1 });
+    expect(counted.invariant.count).toBe(1);
+  });
+
   it('ignores a command that holds an SMS, and one that is not final (lost/stuck count it)', () => {
     // Prepare
     const input = anInput({
