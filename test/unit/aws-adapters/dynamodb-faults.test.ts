@@ -1,6 +1,5 @@
 import 'aws-sdk-client-mock-vitest/extend';
 import {
-  ConditionalCheckFailedException,
   DynamoDBClient,
   InternalServerError,
   ProvisionedThroughputExceededException,
@@ -11,7 +10,6 @@ import {
 import {
   DynamoDBDocumentClient,
   GetCommand,
-  PutCommand,
   QueryCommand,
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -76,7 +74,8 @@ describe('DynamoDB store: transient faults are StoreUnavailableError (HTTP 503),
     ['a reset connection', () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
   ])('admission: %s -> StoreUnavailableError with a Retry-After', async (_name, fault) => {
     // Prepare
-    ddb.on(PutCommand).rejects(fault());
+    // Admission is one transaction (command, event guard, counters); a re-read finds no write of ours.
+    ddb.on(TransactWriteCommand).rejects(fault());
     const { next, evidence } = anAdmission();
 
     // Act
@@ -95,7 +94,7 @@ describe('DynamoDB store: transient faults are StoreUnavailableError (HTTP 503),
     // Prepare
     const { next, evidence } = anAdmission();
     ddb
-      .on(PutCommand)
+      .on(TransactWriteCommand)
       .rejectsOnce(throttled())
       .rejectsOnce(new InternalServerError({ message: 'x', ...meta }));
 
@@ -114,7 +113,7 @@ describe('DynamoDB store: transient faults are StoreUnavailableError (HTTP 503),
 
   it('keeps a validation error a StoreWriteError (a bug: generic 500), not retry-safe', async () => {
     // Prepare
-    ddb.on(PutCommand).rejects(
+    ddb.on(TransactWriteCommand).rejects(
       Object.assign(new Error('bad expression'), {
         name: 'ValidationException',
         $metadata: { httpStatusCode: 400 },
@@ -133,19 +132,24 @@ describe('DynamoDB store: transient faults are StoreUnavailableError (HTTP 503),
   });
 
   it('still returns a lost admission race as a value, not a fault', async () => {
-    // Prepare
+    // Prepare: the command put lost its guard to another writer; a read finds that writer's command.
     const { next, evidence } = anAdmission();
-    ddb
-      .on(PutCommand)
-      .rejects(new ConditionalCheckFailedException({ message: 'exists', ...meta, Item: undefined }));
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        ...meta,
+        CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'ConditionalCheckFailed' }],
+      }),
+    );
 
     // Act
-    const failure = await store()
+    const outcome = await store()
       .admit(next, evidence, 'sealed')
       .catch((error: unknown) => error);
 
-    // Assess: without the old item there is nothing to compare; still not a transient fault.
-    expect(transientFaultOf(failure)).toBeUndefined();
+    // Assess: without the old items there is nothing to compare; still not a transient fault.
+    expect(transientFaultOf(outcome)).toBeUndefined();
+    expect(outcome).not.toMatchObject({ kind: 'admitted' });
   });
 
   it('maps a transaction cancelled only by throttling to StoreUnavailableError; a failed guard stays stale', async () => {
