@@ -52,7 +52,8 @@ export const EXCUSED_REASONS = [
   'redaction_on',
   /**
    * The provider accepted the message and held it in its queue until its validity period (the
-   * token's remaining life) ended, then failed it (Twilio 30036, the `queue_delay` fault): no
+   * token's remaining life) ended, then failed it (Twilio 30036; for the AWS simulator, whose
+   * ledger has no code, a failure while only `queue_delay` could cause it): no
    * time was left for another send, and one while it was queued could have been a duplicate.
    */
   'provider_queue_expired',
@@ -99,6 +100,7 @@ function reasonFor(
   requests: readonly SendRequestEntry[],
   failedMessages: number,
   failedCodes: ReadonlySet<number>,
+  failedAcceptedAt: readonly number[],
   input: DeliverableInput,
 ): string {
   const faults = input.faultsByKey.get(record.idempotencyKey) ?? new Set<string>();
@@ -109,6 +111,14 @@ function reasonFor(
     return 'provider_refused_permanent';
   }
   if (failedCodes.has(VALIDITY_EXPIRED_CODE)) return 'provider_queue_expired';
+  // The AWS simulator's ledger has no error code: a failed message accepted while `queue_delay`
+  // was on and `fail_not_sent` was not can only have failed by its TTL (TEXT_TTL_EXPIRED).
+  const phaseAt = (at: number) => input.phases.find((p) => p.start <= at && at < p.end);
+  const queueExpired = failedAcceptedAt.some((at) => {
+    const faults = phaseAt(at)?.messageFaults ?? [];
+    return faults.includes('queue_delay') && !faults.includes('fail_not_sent');
+  });
+  if (provider !== 'twilio' && queueExpired) return 'provider_queue_expired';
   const everyTryFailed =
     requests.length > 0 && requests.every((r) => r.fault !== null && PROVIDER_SEND_FAULTS.has(r.fault));
   if (
@@ -155,11 +165,13 @@ export function checkLostDeliverable(input: DeliverableInput): DeliverableReport
   const sms = new Set<string>();
   const failedMessages = new Map<string, number>();
   const failedCodes = new Map<string, Set<number>>();
+  const failedAcceptedAt = new Map<string, number[]>();
   for (const m of input.ledger) {
     const key = keyOfReference(m.client_reference);
     if (key === null) continue;
     if (m.status === 'failed') {
       failedMessages.set(key, (failedMessages.get(key) ?? 0) + 1);
+      failedAcceptedAt.set(key, [...(failedAcceptedAt.get(key) ?? []), Date.parse(m.accepted_at)]);
       if (typeof m.error_code === 'number') {
         failedCodes.set(key, new Set([...(failedCodes.get(key) ?? []), m.error_code]));
       }
@@ -187,6 +199,7 @@ export function checkLostDeliverable(input: DeliverableInput): DeliverableReport
       requestsOf.get(record.idempotencyKey) ?? [],
       failedMessages.get(record.idempotencyKey) ?? 0,
       failedCodes.get(record.idempotencyKey) ?? new Set(),
+      failedAcceptedAt.get(record.idempotencyKey) ?? [],
       input,
     );
     byReason[why] = (byReason[why] ?? 0) + 1;

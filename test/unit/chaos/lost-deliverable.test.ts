@@ -165,6 +165,24 @@ describe('lost_deliverable', () => {
     expect(counted.invariant.count).toBe(1);
   });
 
+  it('excuses an AWS message that failed while only the queue delay could fail it', () => {
+    // Prepare
+    const ledger = [{ id: 'm1', client_reference: 'k-lost#1', accepted_at: iso(T0 + 300), status: 'failed' }];
+    const phase = (messageFaults: string[]) => [
+      { start: T0, end: T0 + 2_000, sendFault: null, messageFaults },
+    ];
+
+    // Act
+    const held = checkLostDeliverable(anInput({ provider: 'eum', ledger, phases: phase(['queue_delay']) }));
+    const notSent = checkLostDeliverable(
+      anInput({ provider: 'eum', ledger, phases: phase(['queue_delay', 'fail_not_sent']) }),
+    );
+
+    // Assess
+    expect(held.byReason).toEqual({ provider_queue_expired: 1 });
+    expect(notSent.byReason).not.toHaveProperty('provider_queue_expired');
+  });
+
   it('ignores a command that holds an SMS, and one that is not final (lost/stuck count it)', () => {
     // Prepare
     const input = anInput({
