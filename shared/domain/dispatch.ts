@@ -68,8 +68,9 @@ function decideAccepted(
     return { kind: 'transition', intent };
   }
   if ((record.nextAttemptAt ?? 0) > now) return { kind: 'skip', why: 'not_yet_due' };
-  // The provider call must end before the token's dispatch deadline and inside the lease.
-  const callDeadline = Math.min(now + policy.providerTimeoutMs, deadline);
+  // The provider call must end before the token's dispatch deadline and inside the lease; the
+  // call starts only once the claim is written, so the claim write's own time is budgeted too.
+  const callDeadline = Math.min(now + policy.claimWriteBudgetMs + policy.providerTimeoutMs, deadline);
   const leaseUntil = callDeadline + policy.leaseSlackMs;
   // A new attempt starts without a message id: an id left from an earlier (absent) attempt would make the
   // reconciler look up that attempt instead of this one's client reference, and conclude "absent" wrongly.

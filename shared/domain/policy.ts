@@ -8,6 +8,12 @@ export interface DispatchPolicy {
   readonly providerTimeoutMs: number;
   /** Extra lease time beyond the provider timeout, for the outcome write. */
   readonly leaseSlackMs: number;
+  /**
+   * Time the claim write itself may take: the lease and the call deadline are decided before the
+   * claim is written, and a claim answered late (a slow or retried write) must still leave room for
+   * the call rather than give the claim back unused (docs/design.md#states).
+   */
+  readonly claimWriteBudgetMs: number;
   /** A lookup may conclude "absent" only this long after the unknown outcome began. */
   readonly reconcileSettleMs: number;
   /** Base and cap of exponential backoff for retries and reconciliation checks. */
@@ -37,6 +43,7 @@ export const DEFAULT_POLICY: DispatchPolicy = {
   dispatchMarginMs: 5_000,
   providerTimeoutMs: 3_000,
   leaseSlackMs: 5_000,
+  claimWriteBudgetMs: 2_000,
   reconcileSettleMs: 10_000,
   backoffBaseMs: 1_000,
   backoffMaxMs: 60_000,

@@ -75,9 +75,12 @@ export async function dispatchNotification(
 
   // The time budget starts now, not at the decision: the claim write itself may have been slow.
   const callStart = deps.clock.now();
+  // Never past the call deadline the claim recorded: absence reads and list-lag allowances count
+  // from it, so a call may not outlast it (the claim budgets for its own write, so a slow one still fits).
   const callEnd = Math.min(
     callStart + deps.policy.providerTimeoutMs,
     dispatchDeadline(claimed, deps.policy),
+    claimed.callDeadline ?? decision.callDeadline,
     (claimed.leaseUntil ?? decision.callDeadline) - deps.policy.leaseSlackMs / 2,
   );
   if (callEnd - callStart < Math.min(deps.policy.minSendWindowMs, deps.policy.providerTimeoutMs)) {

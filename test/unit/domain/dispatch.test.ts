@@ -178,7 +178,13 @@ describe('decideDispatch: accepted', () => {
     // Assess
     expect(decision).toEqual({
       kind: 'transition',
-      intent: { to: S.expired, reason: R.retryExhausted, reasonDetail: 'max_attempts', actor: 'sender', at: T0 },
+      intent: {
+        to: S.expired,
+        reason: R.retryExhausted,
+        reasonDetail: 'max_attempts',
+        actor: 'sender',
+        at: T0,
+      },
     });
     if (decision.kind === 'transition')
       expect(isFinal(applyTransition(record, decision.intent).next)).toBe(true);
@@ -199,7 +205,7 @@ describe('decideDispatch: accepted', () => {
     // Assess
     expect(decision.kind).toBe('claim');
     if (decision.kind !== 'claim') return;
-    expect(decision.callDeadline).toBe(T0 + policy.providerTimeoutMs);
+    expect(decision.callDeadline).toBe(T0 + policy.claimWriteBudgetMs + policy.providerTimeoutMs);
     expect(decision.intent).toMatchObject({ to: S.dispatching, reason: R.claimed, actor: 'sender', at: T0 });
     const { next, evidence } = applyTransition(record, decision.intent);
     expect(next.attempts).toBe(3);
@@ -244,7 +250,9 @@ describe('decideDispatch: accepted', () => {
           const { next } = applyTransition(record, decision.intent);
           expect(now).toBeLessThan(deadline - policy.minSendWindowMs + 1);
           expect(decision.callDeadline).toBeLessThanOrEqual(deadline);
-          expect(decision.callDeadline).toBeLessThanOrEqual(now + policy.providerTimeoutMs);
+          expect(decision.callDeadline).toBeLessThanOrEqual(
+            now + policy.claimWriteBudgetMs + policy.providerTimeoutMs,
+          );
           expect(decision.callDeadline).toBeGreaterThan(now);
           expect(next.leaseUntil).toBeGreaterThan(decision.callDeadline);
           expect(next.attempts).toBeLessThanOrEqual(policy.maxAttempts);

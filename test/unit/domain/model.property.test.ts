@@ -43,7 +43,9 @@ describe('model: the domain driven by random provider outcomes and clock advance
         for (const claim of trace.claims) {
           expect(claim.at).toBeLessThan(claim.dispatchDeadline);
           expect(claim.callDeadline).toBeLessThanOrEqual(claim.dispatchDeadline);
-          expect(claim.callDeadline).toBeLessThanOrEqual(claim.at + scenario.policy.providerTimeoutMs);
+          expect(claim.callDeadline).toBeLessThanOrEqual(
+            claim.at + scenario.policy.claimWriteBudgetMs + scenario.policy.providerTimeoutMs,
+          );
           expect(claim.leaseUntil).toBeGreaterThan(claim.callDeadline);
         }
         const deadline = trace.record.expiresAt - scenario.policy.dispatchMarginMs;

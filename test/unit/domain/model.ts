@@ -322,6 +322,7 @@ export const policyArb: fc.Arbitrary<DispatchPolicy> = fc
     dispatchMarginMs: fc.integer({ min: 0, max: 10 * SECOND }),
     providerTimeoutMs: fc.integer({ min: 100, max: 5 * SECOND }),
     leaseSlackMs: fc.integer({ min: 1, max: 5 * SECOND }),
+    claimWriteBudgetMs: fc.integer({ min: 0, max: 3 * SECOND }),
     reconcileSettleMs: fc.integer({ min: 0, max: 20 * SECOND }),
     backoffBaseMs: fc.integer({ min: 1, max: 5 * SECOND }),
     backoffExtraMs: fc.integer({ min: 0, max: 55 * SECOND }),

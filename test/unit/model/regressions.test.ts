@@ -7,12 +7,14 @@ import { createWorld, requestFor, T0 } from './world.js';
 
 describe('regressions found by chaos', () => {
   it('a claim abandoned because its write was slow gives its attempt back: a slow store never exhausts the retries', async () => {
-    // Prepare: every claim write takes 6 s (a throttled, retried TransactWriteItems), longer than the
-    // call budget plus half the lease slack, so the sender must abandon the claim without calling.
+    // Prepare: every claim write takes longer than the claim's own write budget plus the call
+    // budget (a throttled, retried TransactWriteItems), so the sender must abandon it without calling.
     let slowWrites = true;
     const world = createWorld({
       pause: async (what) => {
-        if (slowWrites && what.startsWith('transition')) world.clock.advance(6_000);
+        const { claimWriteBudgetMs, providerTimeoutMs } = world.policy;
+        if (slowWrites && what.startsWith('transition'))
+          world.clock.advance(claimWriteBudgetMs + providerTimeoutMs);
       },
     });
     const key = 'key-0';
@@ -31,6 +33,30 @@ describe('regressions found by chaos', () => {
     );
     expect(stalled).toMatchObject({ state: 'accepted', lastReason: 'call_not_started', attempts: 0 });
     expect(final).toMatchObject({ kind: 'sent', outcome: 'accepted' });
+    expect(world.provider.ledger.map((m) => m.clientReference)).toEqual([`${key}#1`]);
+  });
+
+  it('a claim whose write answers late, within its write budget, still calls the provider once', async () => {
+    // Prepare: the claim write takes most of its budget plus half the call budget (the lease was
+    // decided before the write); before the claim budgeted for its own write this was given back.
+    let slowWrites = true;
+    const world = createWorld({
+      pause: async (what) => {
+        const { claimWriteBudgetMs, providerTimeoutMs } = world.policy;
+        if (slowWrites && what.startsWith('transition')) {
+          slowWrites = false;
+          world.clock.advance(claimWriteBudgetMs + providerTimeoutMs / 2);
+        }
+      },
+    });
+    const key = 'key-0';
+    await world.admit(requestFor(0, 0, T0 + 30 * 60_000));
+
+    // Act
+    const report = await world.dispatch(key);
+
+    // Assess
+    expect(report).toMatchObject({ kind: 'sent', outcome: 'accepted' });
     expect(world.provider.ledger.map((m) => m.clientReference)).toEqual([`${key}#1`]);
   });
 });
