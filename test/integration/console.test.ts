@@ -176,12 +176,24 @@ describe('console route', () => {
 
   it('lists every command that is not final with what it waits for: a refused send waits out its backoff', async () => {
     // Prepare: the provider refuses once with Retry-After 30 s, so the command waits in accepted.
-    await pipe.fault({ mode: 'rate_limited', count: 1, retry_after_seconds: 30 });
+    // Readiness, not a time budget: the row is looked for only once the refusal is recorded, and
+    // Retry-After outlasts a slow page load on a loaded machine.
+    await pipe.fault({ mode: 'rate_limited', count: 1, retry_after_seconds: 90 });
     const { idempotency_key: key } = await pipe.admit();
-    for (let i = 0; i < 100; i++) {
-      if ((await pipe.evidence(key)).some((t) => t.reason === 'provider_rejected_retryable')) break;
+    let refused = false;
+    for (let i = 0; i < 600 && !refused; i++) {
+      refused = (await pipe.evidence(key)).some((t) => t.reason === 'provider_rejected_retryable');
+      if (!refused) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(refused, 'the refusal was never recorded').toBe(true);
+    let listed: unknown = [];
+    for (let i = 0; i < 600; i++) {
+      const response = await fetch(`${pipe.stack.apiUrl}/console/api/waiting`);
+      listed = await response.json();
+      if (JSON.stringify(listed).includes(key)) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    expect(JSON.stringify(listed), 'the waiting list never named the command').toContain(key);
 
     // Act
     const page = await openConsole();
