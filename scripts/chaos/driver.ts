@@ -579,7 +579,8 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
       specs.push(spec);
       // As for the normal events: the SNS oracle must know this reset's secret to attribute its message.
       if (provider === 'sns') await registerSecrets(simUrl, spec);
-      const body = JSON.stringify(requestBody(spec, Date.now() + spec.lifeMs));
+      const sentAt = Date.now();
+      const body = JSON.stringify(requestBody(spec, sentAt + spec.lifeMs));
       const responses = await Promise.all(
         Array.from({ length: spec.duplicates }, () => post(spec, 'original', body)),
       );
@@ -594,6 +595,7 @@ export async function runChaos(options: ChaosRunOptions): Promise<ChaosRunResult
           country: event.country,
           status: r.status,
           ...(r.code === undefined ? {} : { code: r.code }),
+          sentAt,
           at: Date.now(),
         });
       }

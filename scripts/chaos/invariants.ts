@@ -51,6 +51,12 @@ export interface PumpingObservation {
   readonly country: string;
   readonly status: number;
   readonly code?: string;
+  /**
+   * When the POST was sent (driver clock, ms, before its first try). The service decided between
+   * `sentAt` and `at`: its clock is the driver's (one process), and the admission names its
+   * windows by the time the request came in.
+   */
+  readonly sentAt: number;
   /** When the response arrived (driver clock, ms). */
   readonly at: number;
 }
@@ -456,9 +462,6 @@ export function checkAdmissions(
   return result('admission', 'admission anomalies (responses that disagree with the store)', problems);
 }
 
-/** How far (ms) the driver's response time may trail the service's decision when naming its window. */
-const DECISION_SLACK_MS = 2_000;
-
 /**
  * Abuse limits under pumping (DESIGN.md section 9): no destination or country window ever holds
  * more admitted commands than its budget; every 429 came when a window of that destination or
@@ -513,17 +516,26 @@ export function checkBudgets(
     const c = byKey.get(p.idempotencyKey);
     if (c) fingerprintOf.set(p.target, c.destinationFingerprint);
   }
-  const full = (at: number, target: string, country: string) =>
-    [at, at - DECISION_SLACK_MS].some((t) => {
-      const fp = fingerprintOf.get(target);
-      const destinationFull = budgets.destination.some(
-        (w) => fp !== undefined && (perDestination.get(`${fp}#${w.label}#${bucketOf(w, t)}`) ?? 0) >= w.limit,
-      );
-      const countryFull = countryWindows(country).some(
-        (w) => (perCountry.get(`${country}#${w.label}#${bucketOf(w, t)}`) ?? 0) >= w.limit,
-      );
-      return destinationFull || countryFull;
-    });
+  // A window's buckets the service may have named while deciding (between sending and answer):
+  // a burst answered slowly across a window's end was decided in the window that ended, and the
+  // next one may still have room (a fixed slack after the answer missed answers slower than it).
+  const bucketsOf = (w: RateWindow, p: PumpingObservation) => {
+    const out: number[] = [];
+    for (let b = bucketOf(w, Math.min(p.sentAt, p.at)); b <= bucketOf(w, p.at); b++) out.push(b);
+    return out;
+  };
+  const full = (p: PumpingObservation) => {
+    const fp = fingerprintOf.get(p.target);
+    const destinationFull = budgets.destination.some(
+      (w) =>
+        fp !== undefined &&
+        bucketsOf(w, p).some((b) => (perDestination.get(`${fp}#${w.label}#${b}`) ?? 0) >= w.limit),
+    );
+    const countryFull = countryWindows(p.country).some((w) =>
+      bucketsOf(w, p).some((b) => (perCountry.get(`${p.country}#${w.label}#${b}`) ?? 0) >= w.limit),
+    );
+    return destinationFull || countryFull;
+  };
   const statusesOf = new Map<string, number[]>();
   for (const p of pumping) {
     statusesOf.set(p.idempotencyKey, [...(statusesOf.get(p.idempotencyKey) ?? []), p.status]);
@@ -533,7 +545,7 @@ export function checkBudgets(
     if (p.status === 429 && p.code !== 'destination_rate_limited') {
       problems.push(`${p.idempotencyKey}: 429 ${p.code ?? ''}`);
     }
-    if (p.status === 429 && !full(p.at, p.target, p.country)) {
+    if (p.status === 429 && !full(p)) {
       problems.push(`${p.idempotencyKey}: 429 for ${p.target} while its windows had room`);
     }
     if (p.status === 429 && byKey.has(p.idempotencyKey)) problems.push(`${p.idempotencyKey}: 429 but stored`);

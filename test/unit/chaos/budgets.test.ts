@@ -26,6 +26,7 @@ function seen(
   target: string,
   country = 'US',
   at = T0 + 100,
+  sentAt = at - 50,
 ): PumpingObservation {
   return {
     idempotencyKey: key,
@@ -33,6 +34,7 @@ function seen(
     country,
     status,
     ...(status === 429 ? { code: 'destination_rate_limited' } : {}),
+    sentAt,
     at,
   };
 }
@@ -75,6 +77,26 @@ describe('chaos budget invariant', () => {
     expect(result.examples).toEqual([
       'b2: 429 for burst-0 while its windows had room',
       "b3: 503 after the client's retries",
+    ]);
+  });
+
+  it('accepts a burst refused in a window that ended before its slow answers came', () => {
+    // Prepare: sent 1 s before a 15-minute window ends, the first three admitted in it, the
+    // refusals answered 3 s into the next window (an overloaded run answers bursts 3-20 s late).
+    const windowEnd = (Math.floor(T0 / 900_000) + 1) * 900_000;
+    const sentAt = windowEnd - 1_000;
+    const commands = ['b1', 'b2', 'b3'].map((k) => aCommand(k, 'fp1:burst', windowEnd - 500));
+    const pumping = [
+      ...['b1', 'b2', 'b3'].map((k) => seen(k, 202, 'burst-0', 'US', windowEnd + 3_000, sentAt)),
+      seen('b4', 429, 'burst-0', 'US', windowEnd + 3_000, sentAt),
+    ];
+    // Act
+    const result = checkBudgets(pumping, commands, BUDGETS);
+    // Assess: the refusal was decided in the full window; the next one had room, but was not asked.
+    expect(result.examples).toEqual([]);
+    const sentInNewWindow = pumping.map((p) => ({ ...p, sentAt: windowEnd + 1 }));
+    expect(checkBudgets(sentInNewWindow, commands, BUDGETS).examples).toEqual([
+      'b4: 429 for burst-0 while its windows had room',
     ]);
   });
 
