@@ -1,5 +1,6 @@
 /** Fixture factories and a simulator harness for the provider tests. */
 import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import {
   type RunningSimulator,
   type SimulatorOptions,
@@ -172,6 +173,58 @@ export async function startHarness(
       clock.set(Math.max(clock.now(), Date.now()));
     },
     stop: () => sim.stop(),
+  };
+}
+
+/** Status delays short enough that a test's clock step of a few hundred ms settles a message. */
+export const QUICK_STATUS_DELAYS_MS = { sent: 50, delivered: 100 } as const;
+
+/**
+ * One simulator shared by the tests of the describe block this is called in (status delays
+ * {@link QUICK_STATUS_DELAYS_MS} unless told): started before them, reset before each (unless
+ * `resetBeforeEach` is false) and stopped after them. The returned harness stands for it; read it
+ * inside tests and hooks only (before the start it throws).
+ */
+export function aSharedHarness({
+  resetBeforeEach = true,
+  ...options
+}: Parameters<typeof startHarness>[0] & { resetBeforeEach?: boolean } = {}): SimHarness {
+  let started: SimHarness | undefined;
+  const current = (): SimHarness => {
+    if (started === undefined) throw new Error('the shared harness is read before its block started it');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startHarness({ statusDelaysMs: QUICK_STATUS_DELAYS_MS, ...options });
+  });
+  afterAll(async () => {
+    await current().stop();
+  });
+  if (resetBeforeEach) {
+    beforeEach(async () => {
+      await current().reset();
+    });
+  }
+  return {
+    get sim() {
+      return current().sim;
+    },
+    get url() {
+      return current().url;
+    },
+    get logs() {
+      return current().logs;
+    },
+    get clock() {
+      return current().clock;
+    },
+    ledger: () => current().ledger(),
+    requests: () => current().requests(),
+    callbacks: () => current().callbacks(),
+    setFaults: (plan) => current().setFaults(plan),
+    clearFaults: () => current().clearFaults(),
+    reset: () => current().reset(),
+    stop: () => current().stop(),
   };
 }
 

@@ -4,7 +4,7 @@
  * Covers the quiet-account `timeout_before_accept` end to end at the adapter, the probe's rate
  * limit, and every half-way failure (create unanswered, cancel failed, a crashed process's leftover).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import type { SmsProvider } from '../../../shared/domain/provider.js';
 import { ABSENCE_PROBE_BODY, PROBE_SEND_AFTER_MS } from '../../../shared/providers/twilio/absence-probe.js';
@@ -17,9 +17,9 @@ import {
   aProvider,
   aRecordingFetch,
   aSendCommand,
+  aSharedHarness,
   basicAuth,
   type SimHarness,
-  startHarness,
   TEST_TIMEOUT_MS,
 } from './support.js';
 
@@ -97,19 +97,7 @@ async function aTimedOutSend(harness: SimHarness, provider: SmsProvider, clock: 
 }
 
 describe('Twilio adapter: absence in a quiet account (the scheduled probe)', () => {
-  let harness: SimHarness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
-  });
-
-  afterAll(async () => {
-    await harness.stop();
-  });
-
-  beforeEach(async () => {
-    await harness.reset();
-  });
+  const harness = aSharedHarness();
 
   it('a timeout_before_accept in an idle account is proven absent, resent, and delivered once; the probe never goes out', async () => {
     // Prepare: nothing else in the account; adapter and simulator share one clock
@@ -401,19 +389,7 @@ describe('Twilio adapter: absence in a quiet account (the scheduled probe)', () 
 });
 
 describe('Twilio simulator: Message Scheduling as Twilio documents it', () => {
-  let harness: SimHarness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
-  });
-
-  afterAll(async () => {
-    await harness.stop();
-  });
-
-  beforeEach(async () => {
-    await harness.reset();
-  });
+  const harness = aSharedHarness();
 
   const sendAt = (aheadMs: number) =>
     new Date(harness.clock.now() + aheadMs).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -4,7 +4,7 @@
  * Against the real simulator over HTTP, with a rewriting fetch where Twilio's behaviour (masked
  * numbers, re-encoded bodies, odd pages) is easier to stage than to simulate.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { providerFor } from '../../../shared/composition/provider.js';
 import { loadConfig } from '../../../shared/config.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
@@ -24,9 +24,11 @@ import {
   aProvider,
   aRecordingFetch,
   aSendCommand,
+  aSharedHarness,
   basicAuth,
   FROM,
   primeCanary,
+  QUICK_STATUS_DELAYS_MS,
   type SimHarness,
   startHarness,
   TEST_TIMEOUT_MS,
@@ -45,19 +47,7 @@ function rewritingListings(rewrite: (message: Record<string, unknown>) => void) 
 }
 
 describe('Twilio adapter: the absence proof', () => {
-  let harness: SimHarness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
-  });
-
-  afterAll(async () => {
-    await harness.stop();
-  });
-
-  beforeEach(async () => {
-    await harness.reset();
-  });
+  const harness = aSharedHarness();
 
   it('is absent when every condition holds (the baseline the cases below break one by one)', async () => {
     // Prepare
@@ -455,7 +445,7 @@ describe('Twilio adapter: the window scan in either list order', () => {
       // Prepare: an older message waits 200 s in Twilio's queue; meanwhile the attempt's message is
       // stored redacted (its answer lost) and sent at once. Listed by date_sent, the older message
       // now comes first, ahead of the redacted one.
-      const harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 }, listOrder });
+      const harness = await startHarness({ statusDelaysMs: QUICK_STATUS_DELAYS_MS, listOrder });
       try {
         const clock = harness.clock;
         const provider = aProvider(harness, clock);
@@ -488,7 +478,7 @@ describe('Twilio adapter: the window scan in either list order', () => {
 
   it('lists by date_sent by default: a message sent late lists before one created after it', async () => {
     // Prepare
-    const harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
+    const harness = await startHarness({ statusDelaysMs: QUICK_STATUS_DELAYS_MS });
     try {
       const clock = harness.clock;
       const provider = aProvider(harness, clock);
@@ -523,15 +513,7 @@ async function listSids(harness: SimHarness): Promise<string[]> {
 }
 
 describe('Twilio adapter: the list-lag probe under a busy sender', () => {
-  let harness: SimHarness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
-  });
-
-  afterAll(async () => {
-    await harness.stop();
-  });
+  const harness = aSharedHarness({ resetBeforeEach: false });
 
   it('keeps probing the first sid it saw although newer sids keep arriving', async () => {
     // Prepare: the first message lags behind list reads; later ones do not
@@ -558,19 +540,7 @@ describe('Twilio adapter: the list-lag probe under a busy sender', () => {
 });
 
 describe('Twilio adapter: content matching', () => {
-  let harness: SimHarness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
-  });
-
-  afterAll(async () => {
-    await harness.stop();
-  });
-
-  beforeEach(async () => {
-    await harness.reset();
-  });
+  const harness = aSharedHarness();
 
   it('finds the secret inside a body a messaging service re-encoded', async () => {
     // Prepare: smart encoding swaps punctuation, a prefix is added; the code itself survives
@@ -694,19 +664,7 @@ describe('Twilio adapter: content matching', () => {
 });
 
 describe('Twilio adapter: sender and configuration', () => {
-  let harness: SimHarness;
-
-  beforeAll(async () => {
-    harness = await startHarness({ statusDelaysMs: { sent: 50, delivered: 100 } });
-  });
-
-  afterAll(async () => {
-    await harness.stop();
-  });
-
-  beforeEach(async () => {
-    await harness.reset();
-  });
+  const harness = aSharedHarness();
 
   it('sends MessagingServiceSid instead of From, and lists by To alone (Twilio has no service filter)', async () => {
     // Prepare
