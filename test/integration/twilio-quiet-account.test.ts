@@ -4,34 +4,10 @@
  * records it (`timeout_before_accept`, redaction off) is proven absent with the scheduled probe,
  * resent and delivered exactly once before the token expires, and the probe never goes out.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { aFreshCode, aRequestBody } from '../support/fixtures.js';
-
-async function aFreePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-async function eventually<T>(
-  read: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not in time`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+import { type NpmStartStack, startNpmStack } from '../support/npm-start.js';
 
 interface Transition {
   readonly to_state: string;
@@ -40,38 +16,16 @@ interface Transition {
 }
 
 describe('npm start: a quiet Twilio account', () => {
-  let child: ChildProcess | undefined;
+  let stack: NpmStartStack | undefined;
   afterEach(async () => {
-    if (child && child.exitCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
+    await stack?.kill();
   });
 
   it('delivers a timeout_before_accept exactly once before expiry; the probe is canceled, never sent', async () => {
     // Prepare: the whole stack on free ports, nothing sent yet
-    const ports = {
-      PORT: await aFreePort(),
-      SIM_PORT: await aFreePort(),
-      DYNAMODB_PORT: await aFreePort(),
-      SQS_PORT: await aFreePort(),
-    };
-    const env = {
-      ...process.env,
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-    };
-    child = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    await eventually(
-      async () => (output.includes('Ctrl-C stops everything') ? true : undefined),
-      90_000,
-      'start',
-    );
-    const api = `http://127.0.0.1:${ports.PORT}`;
-    const sim = `http://127.0.0.1:${ports.SIM_PORT}`;
+    stack = await startNpmStack();
+    const api = `http://127.0.0.1:${stack.ports.PORT}`;
+    const sim = `http://127.0.0.1:${stack.ports.SIM_PORT}`;
     const faults = await fetch(`${sim}/_sim/faults`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -94,10 +48,9 @@ describe('npm start: a quiet Twilio account', () => {
     await eventually(
       async () => {
         const view = (await (await fetch(path)).json()) as { state: string };
-        return view.state === 'delivered' ? view : undefined;
+        expect(view.state).toBe('delivered');
       },
-      90_000,
-      'delivered',
+      { timeoutMs: 90_000, intervalMs: 200 },
     );
 
     // Assess: one message for the key, delivered before expiry, resent only after absence was proven
