@@ -16,6 +16,7 @@ import {
   type SendOutcome,
   type SmsProvider,
 } from '../../domain/provider.js';
+import { markDeparture, type RequestDeparture } from '../request-departure.js';
 import { classifyEumSendError } from './classification.js';
 
 /**
@@ -152,18 +153,17 @@ export function createEumProvider(options: EumProviderOptions): EumProvider {
           resolve('deadline');
         }, remainingMs);
       });
+      const send = new SendTextMessageCommand(input);
+      const departure = markDeparture(send, abort.signal);
       try {
-        const result = await Promise.race([
-          client.send(new SendTextMessageCommand(input), { abortSignal: abort.signal }),
-          deadline,
-        ]);
-        if (result === 'deadline') return { kind: 'unknown', detail: 'eum:deadline_reached', timedOut: true };
+        const result = await Promise.race([client.send(send, { abortSignal: abort.signal }), deadline]);
+        if (result === 'deadline') return deadlineOutcome(departure);
         if (result.MessageId === undefined || result.MessageId === '') {
           return { kind: 'unknown', detail: 'eum:no_message_id', timedOut: false };
         }
         return { kind: 'accepted', messageId: result.MessageId };
       } catch (error) {
-        if (abort.signal.aborted) return { kind: 'unknown', detail: 'eum:deadline_reached', timedOut: true };
+        if (abort.signal.aborted) return deadlineOutcome(departure);
         const classified = classifyEumSendError(error);
         return classified.kind === 'unknown'
           ? { kind: 'unknown', detail: classified.detail, timedOut: classified.timedOut }
@@ -194,4 +194,11 @@ export function createEumProvider(options: EumProviderOptions): EumProvider {
       }
     },
   };
+}
+
+/** The deadline fired: unknown if the request may have left, provably not sent if it never did. */
+function deadlineOutcome(departure: RequestDeparture): SendOutcome {
+  return departure.left()
+    ? { kind: 'unknown', detail: 'eum:deadline_reached', timedOut: true }
+    : { kind: 'not_sent_retryable', detail: 'eum:deadline_before_departure' };
 }

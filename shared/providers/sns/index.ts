@@ -9,6 +9,7 @@ import {
   type SendOutcome,
   type SmsProvider,
 } from '../../domain/provider.js';
+import { markDeparture, type RequestDeparture } from '../request-departure.js';
 import { classifySnsPublishError } from './classification.js';
 import { type DeliveryLogOptions, readDeliveryStatuses } from './delivery-logs.js';
 import { TokenBucket } from './rate-limit.js';
@@ -191,14 +192,16 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
           resolve('deadline');
         }, remainingMs);
       });
+      const departure = markDeparture(publish, abort.signal);
       try {
         const result = await Promise.race([sns.send(publish, { abortSignal: abort.signal }), deadline]);
-        if (result === 'deadline') return { kind: 'unknown', detail: 'sns:deadline_reached', timedOut: true };
+        if (result === 'deadline') return deadlineOutcome(departure);
         if (result.MessageId === undefined || result.MessageId === '') {
           return { kind: 'unknown', detail: 'sns:no_message_id', timedOut: false };
         }
         return { kind: 'accepted', messageId: result.MessageId };
       } catch (error) {
+        if (abort.signal.aborted) return deadlineOutcome(departure);
         const classified = classifySnsPublishError(error);
         return classified.kind === 'unknown'
           ? { kind: 'unknown', detail: classified.detail, timedOut: classified.timedOut }
@@ -218,4 +221,11 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
 
     lookupMany,
   };
+}
+
+/** The deadline fired: unknown if the request may have left, provably not sent if it never did. */
+function deadlineOutcome(departure: RequestDeparture): SendOutcome {
+  return departure.left()
+    ? { kind: 'unknown', detail: 'sns:deadline_reached', timedOut: true }
+    : { kind: 'not_sent_retryable', detail: 'sns:deadline_before_departure' };
 }

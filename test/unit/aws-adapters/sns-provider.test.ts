@@ -129,8 +129,10 @@ describe('SNS provider: send', () => {
     expect(sns).not.toHaveReceivedCommand(PublishCommand);
   });
 
-  it('gives up at the deadline with an unknown, timed-out outcome when SNS does not answer', async () => {
-    // Prepare: SNS hangs; the deadline is 30 ms away.
+  it('gives up at the deadline, not sent, when the SDK never hands the request over', async () => {
+    // Prepare: the mocked client never reaches the transport (no middleware runs), so the request
+    // provably never left; a service that hangs after it left stays unknown
+    // (request-departure.test.ts). The deadline is 30 ms away.
     const clock = new ManualClock();
     sns.on(PublishCommand).callsFake(() => new Promise(() => undefined));
 
@@ -139,7 +141,7 @@ describe('SNS provider: send', () => {
     const outcome = await provider(clock).send(command(clock, { deadline: clock.now() + 30 }));
 
     // Assess
-    expect(outcome).toEqual({ kind: 'unknown', detail: 'sns:deadline_reached', timedOut: true });
+    expect(outcome).toEqual({ kind: 'not_sent_retryable', detail: 'sns:deadline_before_departure' });
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
