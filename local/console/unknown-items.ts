@@ -47,37 +47,28 @@ export async function listDispatchUnknown(
   const limit = options.limit ?? 200;
   const items: UnknownItem[] = [];
   for (let shard = 0; shard < dueShardCount; shard++) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: dueIndex.name,
-          KeyConditionExpression: '#shard = :shard',
-          FilterExpression: '#state = :unknown',
-          ProjectionExpression: '#key, #event, #attempts, #checks, #reason, #since, #due, #expires',
-          ExpressionAttributeNames: {
-            '#shard': dueIndex.partitionKey,
-            '#state': 'state',
-            '#key': 'idempotency_key',
-            '#event': 'event_id',
-            '#attempts': 'attempts',
-            '#checks': 'checks',
-            '#reason': 'last_reason',
-            '#since': 'unknown_since',
-            '#due': dueIndex.sortKey,
-            '#expires': 'expires_at',
-          },
-          ExpressionAttributeValues: { ':shard': String(shard), ':unknown': 'dispatch_unknown' },
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
+    for await (const page of dueShardPages(doc, tableName, shard, {
+      FilterExpression: '#state = :unknown',
+      ProjectionExpression: '#key, #event, #attempts, #checks, #reason, #since, #due, #expires',
+      ExpressionAttributeNames: {
+        '#state': 'state',
+        '#key': 'idempotency_key',
+        '#event': 'event_id',
+        '#attempts': 'attempts',
+        '#checks': 'checks',
+        '#reason': 'last_reason',
+        '#since': 'unknown_since',
+        '#due': dueIndex.sortKey,
+        '#expires': 'expires_at',
+      },
+      ExpressionAttributeValues: { ':unknown': 'dispatch_unknown' },
+    })) {
       const strong = await strongFields(
         doc,
         tableName,
-        (out.Items ?? []).map((i) => String(i.idempotency_key)),
+        page.map((i) => String(i.idempotency_key)),
       );
-      for (const item of out.Items ?? []) {
+      for (const item of page) {
         const since = typeof item.unknown_since === 'number' ? item.unknown_since : undefined;
         const fresh = strong.get(String(item.idempotency_key));
         items.push({
@@ -94,10 +85,45 @@ export async function listDispatchUnknown(
           expires_at: iso(item.expires_at),
         });
       }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey && items.length < limit);
+      if (items.length >= limit) break;
+    }
   }
   return items.sort((a, b) => (b.age_seconds ?? 0) - (a.age_seconds ?? 0)).slice(0, limit);
+}
+
+/**
+ * The pages of one shard of the sparse `due` index, in index order: `query` names what to project
+ * and filter; the shard condition is added here. Stops when the shard is read, or when the caller
+ * leaves the loop.
+ */
+export async function* dueShardPages(
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  shard: number,
+  query: {
+    readonly ProjectionExpression: string;
+    readonly ExpressionAttributeNames: Readonly<Record<string, string>>;
+    readonly FilterExpression?: string;
+    readonly ExpressionAttributeValues?: Readonly<Record<string, unknown>>;
+  },
+): AsyncGenerator<Record<string, unknown>[]> {
+  const { dueIndex } = TableSchema;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: dueIndex.name,
+        KeyConditionExpression: '#shard = :shard',
+        ...query,
+        ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, ...query.ExpressionAttributeNames },
+        ExpressionAttributeValues: { ':shard': String(shard), ...query.ExpressionAttributeValues },
+        ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+      }),
+    );
+    yield out.Items ?? [];
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
 }
 
 const num = (value: unknown) => (typeof value === 'number' ? value : undefined);

@@ -1,9 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { parseReasonDetail } from '../../shared/domain/reason-detail.js';
 import type { WaitingForView } from '../../shared/usecases/view.js';
-import { strongFields, waitingView } from './unknown-items.js';
+import { dueShardPages, strongFields, waitingView } from './unknown-items.js';
 
 /** One command that is not final, with what the service waits for. Never any sensitive field. */
 export interface WaitingItem {
@@ -24,26 +24,17 @@ export async function listWaiting(
   options: { readonly limit?: number } = {},
 ): Promise<WaitingItem[]> {
   const doc = DynamoDBDocumentClient.from(client);
-  const { dueIndex, dueShardCount } = TableSchema;
+  const { dueShardCount } = TableSchema;
   const limit = options.limit ?? 200;
   const keys: string[] = [];
   for (let shard = 0; shard < dueShardCount && keys.length < limit; shard++) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: dueIndex.name,
-          KeyConditionExpression: '#shard = :shard',
-          ProjectionExpression: '#key',
-          ExpressionAttributeNames: { '#shard': dueIndex.partitionKey, '#key': 'idempotency_key' },
-          ExpressionAttributeValues: { ':shard': String(shard) },
-          ...(startKey ? { ExclusiveStartKey: startKey } : {}),
-        }),
-      );
-      for (const item of out.Items ?? []) if (keys.length < limit) keys.push(String(item.idempotency_key));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey && keys.length < limit);
+    for await (const page of dueShardPages(doc, tableName, shard, {
+      ProjectionExpression: '#key',
+      ExpressionAttributeNames: { '#key': 'idempotency_key' },
+    })) {
+      for (const item of page) if (keys.length < limit) keys.push(String(item.idempotency_key));
+      if (keys.length >= limit) break;
+    }
   }
   const fresh = await strongFields(doc, tableName, keys);
   const items: WaitingItem[] = [];
