@@ -45,6 +45,16 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
   res.end(body);
 }
 
+/** A console list as JSON: when it was read (`now`), how many items, the items. */
+function sendList(res: ServerResponse, now: number, items: readonly unknown[]): void {
+  send(
+    res,
+    200,
+    'application/json',
+    JSON.stringify({ generated_at: new Date(now).toISOString(), count: items.length, items }),
+  );
+}
+
 const asset = (name: string) => new URL(`./${name}`, import.meta.url);
 
 /** Compiles the console script once: TypeScript to an ES module, with esbuild's transform. */
@@ -120,24 +130,12 @@ export function createConsoleRoute(options: ConsoleRouteOptions): LocalRoute {
           return true;
         case '/console/api/unknown': {
           const now = clock.now();
-          const items = await listDispatchUnknown(dynamo(), options.tableName, { now });
-          send(
-            res,
-            200,
-            'application/json',
-            JSON.stringify({ generated_at: new Date(now).toISOString(), count: items.length, items }),
-          );
+          sendList(res, now, await listDispatchUnknown(dynamo(), options.tableName, { now }));
           return true;
         }
         case '/console/api/waiting': {
           const now = clock.now();
-          const items = await listWaiting(dynamo(), options.tableName);
-          send(
-            res,
-            200,
-            'application/json',
-            JSON.stringify({ generated_at: new Date(now).toISOString(), count: items.length, items }),
-          );
+          sendList(res, now, await listWaiting(dynamo(), options.tableName));
           return true;
         }
         default:
