@@ -1,4 +1,5 @@
 import { Duration, Stack } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ResetNotifier } from '../../infra/reset-notifier.js';
@@ -8,6 +9,25 @@ import { loadConfig } from '../../shared/config.js';
 import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
 
 const TOKEN_ARN = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:tok-AbCdEf';
+
+/** The environment of the sender (the function that calls the SMS provider) in a synthesized template. */
+function senderEnv(template: Template): Record<string, unknown> {
+  return (
+    functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
+      Variables: Record<string, unknown>;
+    }
+  ).Variables;
+}
+
+/** `env` as shared/config.ts reads it in AWS, each deploy-time token (table name, queue URL) stubbed by name. */
+function withTokensStubbed(env: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : `deploy-time:${name}`,
+    ]),
+  );
+}
 
 describe('function environment', () => {
   let env: Record<string, unknown>;
@@ -19,21 +39,12 @@ describe('function environment', () => {
       provider: { kind: 'sns', senderId: 'ResetCode' },
       timing: { providerTimeout: Duration.seconds(4), reconcileSettle: Duration.minutes(3) },
     });
-    env = (
-      functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
-        Variables: Record<string, unknown>;
-      }
-    ).Variables;
+    env = senderEnv(template);
   }, SYNTH_TIMEOUT_MS);
 
   it('is read by shared/config.ts as the props say (deploy-time values stubbed)', () => {
     // Prepare: tokens (table name, queue URL, key ARN) are resolved by CloudFormation.
-    const literal = Object.fromEntries(
-      Object.entries(env).map(([name, value]) => [
-        name,
-        typeof value === 'string' ? value : `deploy-time:${name}`,
-      ]),
-    );
+    const literal = withTokensStubbed(env);
 
     // Act
     const config = loadConfig(literal);
@@ -74,16 +85,10 @@ describe('Twilio absence settings reach the functions (the probe works in AWS, n
           absenceProbeTo: '+15005550009',
         },
       }));
-      const env = (
-        functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
-          Variables: Record<string, string>;
-        }
-      ).Variables;
+      const env = senderEnv(template);
 
       // Act
-      const config = loadConfig(
-        Object.fromEntries(Object.entries(env).map(([k, v]) => [k, typeof v === 'string' ? v : `x:${k}`])),
-      );
+      const config = loadConfig(withTokensStubbed(env));
 
       // Assess
       expect(env).toMatchObject({
@@ -111,11 +116,7 @@ describe('Twilio absence settings reach the functions (the probe works in AWS, n
           authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Tok', TOKEN_ARN),
         },
       }));
-      const env = (
-        functionByDescription(template, 'calls the SMS provider once').properties.Environment as {
-          Variables: Record<string, unknown>;
-        }
-      ).Variables;
+      const env = senderEnv(template);
       expect(env.PROVIDER_REDACTION).toBe('on');
       expect(env.PROVIDER_ABSENCE_PROBE_TO).toBeUndefined();
     },
