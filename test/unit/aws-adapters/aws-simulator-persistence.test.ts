@@ -7,24 +7,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
-import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
-import { SNSClient } from '@aws-sdk/client-sns';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AwsSimulatorOptions,
   type RunningAwsSimulator,
   startAwsSimulator,
 } from '../../../local/simulator/aws/server.js';
-import { systemClock } from '../../../shared/domain/clock.js';
-import type { SendCommand } from '../../../shared/domain/provider.js';
-import { createEumProvider, EUM_CLIENT_CONFIG } from '../../../shared/providers/eum/index.js';
-import { createSnsProvider, SNS_CLIENT_CONFIG } from '../../../shared/providers/sns/index.js';
-import { localClient, startReceiver } from '../../support/aws-wire.js';
+import { startReceiver } from '../../support/aws-wire.js';
 import { ManualClock } from '../../support/manual-clock.js';
+import { AT_ONCE, aLookupRef, aSendCommand, CODE, eumProvider, PHONE, snsProvider } from './support.js';
 
-const PHONE = '+14155550177';
-const CODE = '615243';
 const running: RunningAwsSimulator[] = [];
 let dir: string | undefined;
 
@@ -40,7 +32,7 @@ async function aLedger(): Promise<AwsSimulatorOptions> {
 }
 
 async function aSimulator(options: AwsSimulatorOptions): Promise<RunningAwsSimulator> {
-  const sim = await startAwsSimulator({ statusDelaysMs: { sent: 0, delivered: 0 }, logLagMs: 0, ...options });
+  const sim = await startAwsSimulator({ ...AT_ONCE, ...options });
   running.push(sim);
   return sim;
 }
@@ -51,48 +43,17 @@ async function restart(sim: RunningAwsSimulator, options: AwsSimulatorOptions): 
   return aSimulator(options);
 }
 
-function aCommand(clock: { now(): number }): SendCommand {
-  return {
-    idempotencyKey: 'reset-p',
-    attempt: 1,
-    clientReference: 'reset-p#1',
-    to: PHONE,
-    body: `Your code is ${CODE}`,
-    validityPeriodSeconds: 300,
-    deadline: clock.now() + 2_000,
-  };
-}
-
-function snsProvider(sim: RunningAwsSimulator) {
-  return createSnsProvider({
-    sns: new SNSClient({ ...localClient(sim.url), ...SNS_CLIENT_CONFIG }),
-    logs: new CloudWatchLogsClient(localClient(sim.url)),
-    deliveryLogGroups: [sim.logGroups.success, sim.logGroups.failure],
-    clock: systemClock,
-    batchWindowMs: 0,
-  });
-}
-
 describe('AWS simulator across a --data-dir restart', () => {
   it('SNS: the delivery-status line of a message published before the restart is still found', async () => {
     // Prepare
     const options = await aLedger();
     const first = await aSimulator(options);
-    const sent = await snsProvider(first).send(aCommand(systemClock));
+    const sent = await snsProvider(first).send(aSendCommand());
     const id = sent.kind === 'accepted' ? sent.messageId : '';
 
     // Act
     const second = await restart(first, options);
-    const looked = await snsProvider(second).lookup({
-      messageId: id,
-      idempotencyKey: 'reset-p',
-      attempt: 1,
-      clientReference: 'reset-p#1',
-      to: PHONE,
-      secret: CODE,
-      attemptStartedAt: Date.now() - 1_000,
-      callDeadline: Date.now(),
-    });
+    const looked = await snsProvider(second).lookup(aLookupRef(id));
 
     // Assess
     expect(sent.kind).toBe('accepted');
@@ -110,13 +71,7 @@ describe('AWS simulator across a --data-dir restart', () => {
     const receiver = await startReceiver();
     const timed = { ...options, clock, eventDelayMs: 0, statusDelaysMs: { sent: 500, delivered: 1_000 } };
     const first = await aSimulator({ ...timed, eventsUrl: receiver.url });
-    const eum = createEumProvider({
-      client: new PinpointSMSVoiceV2Client({ ...localClient(first.url), ...EUM_CLIENT_CONFIG }),
-      originationIdentity: 'pool-local',
-      configurationSetName: 'reset-notifier',
-      clock: systemClock,
-    });
-    const sent = await eum.send(aCommand(clock));
+    const sent = await eumProvider(first).send(aSendCommand({ deadline: clock.now() + 2_000 }));
     clock.advance(100);
     await receiver.waitFor(1);
 

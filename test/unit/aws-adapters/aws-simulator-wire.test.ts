@@ -2,27 +2,16 @@
  * The SNS and End User Messaging adapters driven through the real SDK clients, over HTTP, against
  * the AWS simulator (SNS Query protocol, pinpoint-sms-voice-v2 JSON 1.0, CloudWatch Logs JSON 1.1).
  */
-import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
-import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
-import { SNSClient } from '@aws-sdk/client-sns';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type AwsSimulatorOptions,
   type RunningAwsSimulator,
   startAwsSimulator,
 } from '../../../local/simulator/aws/server.js';
-import { systemClock } from '../../../shared/domain/clock.js';
-import type { LookupRef, SendCommand } from '../../../shared/domain/provider.js';
-import {
-  createEumProvider,
-  EUM_CLIENT_CONFIG,
-  parseEumNotification,
-} from '../../../shared/providers/eum/index.js';
-import { createSnsProvider, SNS_CLIENT_CONFIG } from '../../../shared/providers/sns/index.js';
-import { localClient, startReceiver } from '../../support/aws-wire.js';
+import { parseEumNotification } from '../../../shared/providers/eum/index.js';
+import { startReceiver } from '../../support/aws-wire.js';
+import { AT_ONCE, aLookupRef, aSendCommand, eumProvider, snsProvider } from './support.js';
 
-const PHONE = '+14155550123';
-const CODE = '483920';
 const running: Array<() => Promise<void>> = [];
 
 afterEach(async () => {
@@ -30,36 +19,9 @@ afterEach(async () => {
 });
 
 async function aSimulator(options: AwsSimulatorOptions = {}): Promise<RunningAwsSimulator> {
-  // Zero delays: outcomes and log lines exist at acceptance, so no test waits on a clock.
-  const sim = await startAwsSimulator({ statusDelaysMs: { sent: 0, delivered: 0 }, logLagMs: 0, ...options });
+  const sim = await startAwsSimulator({ ...AT_ONCE, ...options });
   running.push(() => sim.stop());
   return sim;
-}
-
-function command(overrides: Partial<SendCommand> = {}): SendCommand {
-  return {
-    idempotencyKey: 'reset-1',
-    attempt: 1,
-    clientReference: 'reset-1#1',
-    to: PHONE,
-    body: `Your code is ${CODE}`,
-    validityPeriodSeconds: 300,
-    deadline: Date.now() + 2_000,
-    ...overrides,
-  };
-}
-
-function aRef(messageId?: string): LookupRef {
-  return {
-    ...(messageId === undefined ? {} : { messageId }),
-    idempotencyKey: 'reset-1',
-    attempt: 1,
-    clientReference: 'reset-1#1',
-    to: PHONE,
-    secret: CODE,
-    attemptStartedAt: Date.now() - 1_000,
-    callDeadline: Date.now(),
-  };
 }
 
 const setFaults = (sim: RunningAwsSimulator, plan: unknown) =>
@@ -69,25 +31,6 @@ const ledger = (sim: RunningAwsSimulator) =>
     .then((r) => r.json())
     .then((b) => (b as { messages: Record<string, unknown>[] }).messages);
 
-function snsProvider(sim: RunningAwsSimulator) {
-  return createSnsProvider({
-    sns: new SNSClient({ ...localClient(sim.url), ...SNS_CLIENT_CONFIG }),
-    logs: new CloudWatchLogsClient(localClient(sim.url)),
-    deliveryLogGroups: [sim.logGroups.success, sim.logGroups.failure],
-    clock: systemClock,
-    batchWindowMs: 0,
-  });
-}
-
-function eumProvider(sim: RunningAwsSimulator) {
-  return createEumProvider({
-    client: new PinpointSMSVoiceV2Client({ ...localClient(sim.url), ...EUM_CLIENT_CONFIG }),
-    originationIdentity: 'pool-local',
-    configurationSetName: 'reset-notifier',
-    clock: systemClock,
-  });
-}
-
 describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
   it('publishes, gets the MessageId, and reads the delivery status by that id', async () => {
     // Prepare
@@ -95,8 +38,8 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
     const provider = snsProvider(sim);
 
     // Act
-    const sent = await provider.send(command());
-    const looked = sent.kind === 'accepted' ? await provider.lookup(aRef(sent.messageId)) : undefined;
+    const sent = await provider.send(aSendCommand());
+    const looked = sent.kind === 'accepted' ? await provider.lookup(aLookupRef(sent.messageId)) : undefined;
 
     // Assess
     expect(sent.kind).toBe('accepted');
@@ -113,18 +56,22 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
   it('shows nothing for an unsampled success line: found as sent, never absent', async () => {
     const sim = await aSimulator({ logSuccessSamplingRate: 0 });
     const provider = snsProvider(sim);
-    const sent = await provider.send(command());
+    const sent = await provider.send(aSendCommand());
     const id = (sent as { messageId: string }).messageId;
-    expect(await provider.lookup(aRef(id))).toEqual({ kind: 'found', messageId: id, status: 'sent' });
+    expect(await provider.lookup(aLookupRef(id))).toEqual({ kind: 'found', messageId: id, status: 'sent' });
   });
 
   it('reads a failure line from the /Failure group once it exists (fail_not_sent)', async () => {
     const sim = await aSimulator();
     await setFaults(sim, { mode: 'fail_not_sent', count: 1 });
     const provider = snsProvider(sim);
-    const sent = await provider.send(command());
+    const sent = await provider.send(aSendCommand());
     const id = (sent as { messageId: string }).messageId;
-    expect(await provider.lookup(aRef(id))).toEqual({ kind: 'found', messageId: id, status: 'undelivered' });
+    expect(await provider.lookup(aLookupRef(id))).toEqual({
+      kind: 'found',
+      messageId: id,
+      status: 'undelivered',
+    });
   });
 
   it('batches concurrent lookups into one FilterLogEvents per group', async () => {
@@ -132,8 +79,8 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
     const provider = snsProvider(sim);
     const ids = [];
     for (let i = 0; i < 3; i += 1)
-      ids.push(((await provider.send(command())) as { messageId: string }).messageId);
-    const outcomes = await provider.lookupMany(ids.map((id) => aRef(id)));
+      ids.push(((await provider.send(aSendCommand())) as { messageId: string }).messageId);
+    const outcomes = await provider.lookupMany(ids.map((id) => aLookupRef(id)));
     expect(outcomes.map((o) => o.kind === 'found' && o.status)).toEqual([
       'delivered',
       'delivered',
@@ -149,7 +96,7 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
   ])('classifies the %s fault as %s (%s)', async (mode, kind, detail, recorded) => {
     const sim = await aSimulator();
     await setFaults(sim, { mode, count: 1 });
-    const outcome = await snsProvider(sim).send(command());
+    const outcome = await snsProvider(sim).send(aSendCommand());
     expect(outcome).toMatchObject({ kind, detail });
     expect(await ledger(sim)).toHaveLength(recorded);
   });
@@ -157,7 +104,7 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
   it('gives up at the deadline on timeout_after_accept; the message exists all the same', async () => {
     const sim = await aSimulator();
     await setFaults(sim, { mode: 'timeout_after_accept', count: 1 });
-    const outcome = await snsProvider(sim).send(command({ deadline: Date.now() + 300 }));
+    const outcome = await snsProvider(sim).send(aSendCommand({ deadline: Date.now() + 300 }));
     expect(outcome).toMatchObject({ kind: 'unknown', timedOut: true });
     expect(await ledger(sim)).toHaveLength(1);
   });
@@ -189,7 +136,7 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
     sim.setEventsUrl(receiver.url);
 
     // Act
-    const sent = await eumProvider(sim).send(command({ clientReference: 'reset-1#2', attempt: 2 }));
+    const sent = await eumProvider(sim).send(aSendCommand({ clientReference: 'reset-1#2', attempt: 2 }));
     const posts = await receiver.waitFor(3);
 
     // Assess
@@ -218,7 +165,7 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
       { mode: 'receipt_duplicate', count: 2 },
     ]);
 
-    await eumProvider(sim).send(command());
+    await eumProvider(sim).send(aSendCommand());
     const posts = await receiver.waitFor(4);
 
     const parsed = posts.map((p) => JSON.parse(p.body) as { MessageId: string; Message: string });
@@ -236,7 +183,7 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
     running.push(() => receiver.stop());
     const sim = await aSimulator({ eventDelayMs: 0, eventRetryDelayMs: 5 });
     sim.setEventsUrl(receiver.url);
-    await eumProvider(sim).send(command());
+    await eumProvider(sim).send(aSendCommand());
     const posts = await receiver.waitFor(4);
     const ids = posts.map((p) => (JSON.parse(p.body) as { MessageId: string }).MessageId);
     expect(new Set(ids).size).toBe(3);
@@ -256,19 +203,14 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
   ])('classifies the %s fault as %s', async (mode, kind, detail, recorded) => {
     const sim = await aSimulator();
     await setFaults(sim, { mode, count: 1 });
-    expect(await eumProvider(sim).send(command())).toMatchObject({ kind, detail });
+    expect(await eumProvider(sim).send(aSendCommand())).toMatchObject({ kind, detail });
     expect(await ledger(sim)).toHaveLength(recorded);
   });
 
   it('a configuration error (no such configuration set) is not sent, with its own detail', async () => {
     const sim = await aSimulator({ configurationSets: ['reset-notifier'] });
-    const provider = createEumProvider({
-      client: new PinpointSMSVoiceV2Client({ ...localClient(sim.url), ...EUM_CLIENT_CONFIG }),
-      originationIdentity: 'pool-local',
-      configurationSetName: 'deleted-set',
-      clock: systemClock,
-    });
-    expect(await provider.send(command())).toEqual({
+    const provider = eumProvider(sim, { configurationSetName: 'deleted-set' });
+    expect(await provider.send(aSendCommand())).toEqual({
       kind: 'not_sent_retryable',
       detail: 'eum:configuration:ResourceNotFoundException',
     });
@@ -277,7 +219,7 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
   it('records a confirmation with PutMessageFeedback', async () => {
     const sim = await aSimulator();
     const provider = eumProvider(sim);
-    const sent = await provider.send(command());
+    const sent = await provider.send(aSendCommand());
     const id = (sent as { messageId: string }).messageId;
     expect(await provider.confirm(id)).toEqual({ kind: 'recorded' });
     expect(await provider.confirm('no-such-message')).toMatchObject({ kind: 'failed' });
