@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';
 import { PayloadUnreadableError } from '../../../shared/usecases/errors.js';
-import { ManualClock } from '../../support/manual-clock.js';
-import { MemoryNotificationStore } from '../../support/memory-store.js';
-import {
-  acceptedRecord,
-  countingProvider,
-  keyOnShard,
-  POLICY,
-  plant,
-  switchableCipher,
-  T0,
-} from '../../support/reconcile-fixtures.js';
-
-async function aSender() {
-  const store = new MemoryNotificationStore();
-  const cipher = switchableCipher();
-  const provider = countingProvider();
-  const clock = new ManualClock(T0 + 1_000);
-  const { next } = acceptedRecord(keyOnShard(0));
-  await plant(store, cipher, next);
-  const deps = { store, cipher, provider, clock, policy: POLICY, owner: 'test-sender' };
-  return { store, cipher, provider, clock, deps, key: next.idempotencyKey };
-}
+import { T0 } from '../../support/reconcile-fixtures.js';
+import { aSender } from './sender-fixture.js';
 
 describe('dispatchNotification: the payload is opened before the claim', () => {
   it('a cipher failure is "not sent": no claim, no unknown, no provider call, retryable', async () => {
