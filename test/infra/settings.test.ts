@@ -3,7 +3,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ResetNotifier } from '../../infra/reset-notifier.js';
-import type { ResetNotifierProps } from '../../infra/settings.js';
+import type { ResetNotifierProps, TwilioProviderSettings } from '../../infra/settings.js';
 import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
 import { loadConfig } from '../../shared/config.js';
 import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
@@ -17,6 +17,20 @@ function senderEnv(template: Template): Record<string, unknown> {
       Variables: Record<string, unknown>;
     }
   ).Variables;
+}
+
+/** The sender's environment in a stack on Twilio (account AC1, a number, the token) plus `settings`. */
+function twilioSenderEnv(settings: Partial<TwilioProviderSettings> = {}): Record<string, unknown> {
+  const { template } = synthTemplate((stack) => ({
+    provider: {
+      kind: 'twilio',
+      accountSid: 'AC1',
+      from: '+15005550006',
+      authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Tok', TOKEN_ARN),
+      ...settings,
+    },
+  }));
+  return senderEnv(template);
 }
 
 /** `env` as shared/config.ts reads it in AWS, each deploy-time token (table name, queue URL) stubbed by name. */
@@ -74,18 +88,11 @@ describe('Twilio absence settings reach the functions (the probe works in AWS, n
     'maps messaging service, redaction and probe number into the environment shared/config.ts reads',
     () => {
       // Prepare
-      const { template } = synthTemplate((stack) => ({
-        provider: {
-          kind: 'twilio',
-          accountSid: 'AC1',
-          from: '+15005550006',
-          authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Tok', TOKEN_ARN),
-          messagingServiceSid: 'MG1',
-          redaction: 'off',
-          absenceProbeTo: '+15005550009',
-        },
-      }));
-      const env = senderEnv(template);
+      const env = twilioSenderEnv({
+        messagingServiceSid: 'MG1',
+        redaction: 'off',
+        absenceProbeTo: '+15005550009',
+      });
 
       // Act
       const config = loadConfig(withTokensStubbed(env));
@@ -108,15 +115,7 @@ describe('Twilio absence settings reach the functions (the probe works in AWS, n
   it(
     'declares redaction on when nothing is said',
     () => {
-      const { template } = synthTemplate((stack) => ({
-        provider: {
-          kind: 'twilio',
-          accountSid: 'AC1',
-          from: '+15005550006',
-          authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Tok', TOKEN_ARN),
-        },
-      }));
-      const env = senderEnv(template);
+      const env = twilioSenderEnv();
       expect(env.PROVIDER_REDACTION).toBe('on');
       expect(env.PROVIDER_ABSENCE_PROBE_TO).toBeUndefined();
     },
