@@ -63,6 +63,13 @@ export const EXCUSED_REASONS = [
    * (stream, forwarder, queue, sender) on purpose, to test "never after expiry".
    */
   'token_life_short',
+  /**
+   * End User Messaging: the provider accepted the message, then failed it while its events were
+   * lost (`fail_not_sent` with `receipt_loss`). Events are the only evidence this provider gives,
+   * so the service cannot learn of the failure and closes the command `sent` at the status horizon
+   * (docs/providers/aws.md); a resend without that evidence could be a second SMS.
+   */
+  'eum_events_lost',
 ] as const;
 export type ExcusedReason = (typeof EXCUSED_REASONS)[number];
 
@@ -119,6 +126,8 @@ function reasonFor(
     return faults.includes('queue_delay') && !faults.includes('fail_not_sent');
   });
   if (provider !== 'twilio' && queueExpired) return 'provider_queue_expired';
+  const failedUnseen = failedAcceptedAt.some((at) => phaseAt(at)?.messageFaults.includes('receipt_loss'));
+  if (provider === 'eum' && record.state === 'sent' && failedUnseen) return 'eum_events_lost';
   const everyTryFailed =
     requests.length > 0 && requests.every((r) => r.fault !== null && PROVIDER_SEND_FAULTS.has(r.fault));
   if (

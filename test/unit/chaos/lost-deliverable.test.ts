@@ -165,6 +165,32 @@ describe('lost_deliverable', () => {
     expect(counted.invariant.count).toBe(1);
   });
 
+  it('excuses an End User Messaging message failed while its events were lost, not one whose events came', () => {
+    // Prepare: the command closed `sent` at the horizon; the provider failed its message.
+    const lost = anUnknownAtExpiry('k-lost');
+    const closed = {
+      ...lost.record,
+      state: 'sent' as const,
+      lastReason: 'status_horizon' as const,
+      closed: true,
+    };
+    const ledger = [{ id: 'm1', client_reference: 'k-lost#1', accepted_at: iso(T0 + 300), status: 'failed' }];
+    const phase = (messageFaults: string[]) => [
+      { start: T0, end: T0 + 2_000, sendFault: null, messageFaults },
+    ];
+    const input = (messageFaults: string[]) =>
+      anInput({ provider: 'eum', commands: [closed], ledger, phases: phase(messageFaults) });
+
+    // Act
+    const excused = checkLostDeliverable(input(['fail_not_sent', 'receipt_loss']));
+    const counted = checkLostDeliverable(input(['fail_not_sent']));
+
+    // Assess
+    expect(excused.byReason).toEqual({ eum_events_lost: 1 });
+    expect(excused.invariant.count).toBe(0);
+    expect(counted.invariant.count).toBe(1);
+  });
+
   it('excuses an AWS message that failed while only the queue delay could fail it', () => {
     // Prepare
     const ledger = [{ id: 'm1', client_reference: 'k-lost#1', accepted_at: iso(T0 + 300), status: 'failed' }];
