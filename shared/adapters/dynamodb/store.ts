@@ -233,6 +233,16 @@ export class DynamoNotificationStore implements NotificationStore {
           return { kind: 'over_budget', ...full };
         }
         const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
+        if (put?.Code === 'TransactionConflict') {
+          // Another request holds this very key: concurrent duplicates of one request land here, and
+          // once the first has committed one strong read answers them, instead of every duplicate
+          // retrying its transaction against the others (200 duplicates of a key made admission
+          // several times slower).
+          const item = await this.reread({ [PK]: record.idempotencyKey, [SK]: CMD }, () =>
+            storeFault(error, 'admission write'),
+          );
+          if (item) return admissionFound(item, writeId);
+        }
         if (!conflict || attempt >= MAX_ADMIT_ATTEMPTS) {
           // Contention that outlasts the retries, or throttling: retry-safe for the caller (503).
           throw storeFault(
