@@ -70,6 +70,14 @@ export const EXCUSED_REASONS = [
    * (docs/providers/aws.md); a resend without that evidence could be a second SMS.
    */
   'eum_events_lost',
+  /**
+   * SNS or End User Messaging: a send that timed out before any request reached the provider (the
+   * soak's 1 s provider timeout on a loaded machine), which these providers can never prove absent:
+   * an unknown without evidence, a documented unprovable case (README), listed apart from injected
+   * faults because it is the service's own slowness (docs/chaos.md).
+   */
+  'sns_unknown_no_provider_call',
+  'eum_unknown_no_provider_call',
 ] as const;
 export type ExcusedReason = (typeof EXCUSED_REASONS)[number];
 
@@ -153,6 +161,9 @@ function reasonFor(
     const injected = cause.startsWith('provider_') || cause === 'sender_crash';
     if (injected && provider === 'sns') return 'sns_unknown_unprovable';
     if (injected && provider === 'eum') return 'eum_unknown_unprovable';
+    if (cause === 'no_provider_call' && (provider === 'sns' || provider === 'eum')) {
+      return `${provider}_unknown_no_provider_call`;
+    }
     const claimedAt = trail.find((e) => e.reason === ReasonCode.claimed && e.attempt === unknownAttempt)?.at;
     const redactionSeen = input.phases.some(
       (p) => p.messageFaults.includes('redaction') && p.start < record.expiresAt,

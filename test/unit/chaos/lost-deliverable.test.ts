@@ -84,6 +84,22 @@ describe('lost_deliverable', () => {
     expect(report.invariant.examples[0]).toContain('k-lost: expired without an SMS');
   });
 
+  it('lists an SNS or EUM unknown with no provider call apart (unprovable), and counts the same on Twilio', () => {
+    // Prepare: the claim's send reached no provider (no request in the ledger), no fault injected.
+    const input = (provider: 'sns' | 'eum' | 'twilio') => anInput({ provider });
+
+    // Act
+    const sns = checkLostDeliverable(input('sns'));
+    const eum = checkLostDeliverable(input('eum'));
+    const twilio = checkLostDeliverable(input('twilio'));
+
+    // Assess
+    expect(sns.byReason).toEqual({ sns_unknown_no_provider_call: 1 });
+    expect(eum.byReason).toEqual({ eum_unknown_no_provider_call: 1 });
+    expect(sns.invariant.count + eum.invariant.count).toBe(0);
+    expect(twilio.invariant.count).toBe(1);
+  });
+
   it('excuses an SNS unknown after a provider timeout: SNS cannot prove absence', () => {
     // Prepare
     const input = anInput({
