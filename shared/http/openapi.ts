@@ -118,7 +118,7 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     operationId: 'admitNotification',
     summary: 'Admit a password-reset SMS, exactly once per idempotency key and per event',
     description:
-      'destination.phone must be a valid E.164 number (checked with libphonenumber); expires_at at most the configured maximum ahead.',
+      'destination.phone must be a valid number in international form (checked with libphonenumber); it is used in its canonical E.164 form (separators and a national trunk prefix removed), so every spelling of one number is one destination. expires_at at most the configured maximum ahead.',
     parameters: ['IdempotencyKeyHeader'],
     body: { schema: 'NotificationRequest' },
     responses: {

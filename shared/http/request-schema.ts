@@ -1,18 +1,24 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import * as z from 'zod';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
 import { resetUrlProblem } from '../domain/sms-body.js';
 import { LOCALES, TEMPLATES } from '../domain/templates.js';
+import { canonicalPhone, MAX_PHONE_CHARS, PHONE_FORM_MESSAGE } from './phone.js';
 
-/** An E.164 number that libphonenumber-js considers valid, in its canonical form. */
+/**
+ * A number in international form, parsed to its canonical E.164 form ({@link canonicalPhone}):
+ * the handler, the budgets, the fingerprints and the provider only ever see the canonical string.
+ */
 const e164Phone = z
   .string()
-  .max(20)
-  .refine((value) => /^\+[1-9]\d{6,14}$/.test(value), {
-    message: 'must be an E.164 number such as +14155550123',
-  })
-  .refine((value) => parsePhoneNumberFromString(value)?.isValid() === true, {
-    message: 'is not a valid phone number',
+  .max(MAX_PHONE_CHARS, PHONE_FORM_MESSAGE)
+  .describe(
+    'An international number: + and the country code, then digits; E.123 separators and a national trunk prefix are removed (+33 06 12 34 56 78 is +33612345678)',
+  )
+  .transform((value, ctx) => {
+    const phone = canonicalPhone(value);
+    if (phone.kind === 'canonical') return phone.e164;
+    ctx.addIssue({ code: 'custom', message: phone.message });
+    return z.NEVER;
   });
 
 /**

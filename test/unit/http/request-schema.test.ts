@@ -27,16 +27,18 @@ describe('NotificationRequestBody', () => {
   });
 
   it.each([
-    ['+14155550123', true],
-    ['+442071838750', true],
-    ['+4915112345678', true],
-    ['14155550123', false],
-    ['+1415555012', false],
-    ['+1 415 555 0123', false],
-    ['+0123456789', false],
-    ['', false],
-  ])('phone %s valid=%s', (phone, valid) => {
-    expect(NotificationRequestBody.safeParse(aBody({ destination: { phone } })).success).toBe(valid);
+    ['+14155550123', '+14155550123'],
+    ['+442071838750', '+442071838750'],
+    ['+4915112345678', '+4915112345678'],
+    ['+1 415 555 0123', '+14155550123'],
+    ['+330612345678', '+33612345678'],
+    ['14155550123', undefined],
+    ['+1415555012', undefined],
+    ['+0123456789', undefined],
+    ['', undefined],
+  ])('phone %s is %s (canonical E.164, or refused)', (phone, canonical) => {
+    const parsed = NotificationRequestBody.safeParse(aBody({ destination: { phone } }));
+    expect(parsed.data?.destination.phone).toBe(canonical);
   });
 
   it.each([
