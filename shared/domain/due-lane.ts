@@ -1,3 +1,4 @@
+import type { EpochMs } from './notification.js';
 import { NotificationState } from './states.js';
 
 /**
@@ -22,3 +23,18 @@ export function dueLaneOf(state: NotificationState): DueLane {
  * still make progress (and reach their horizon) under a flood of unknowns.
  */
 export const POLL_LANE_MIN_SHARE = 0.25;
+
+/**
+ * One entry of the due index as the scheduled pass reads it: only what routing needs. It is read
+ * leniently (no reason or state validation), so an item this release cannot parse still reaches a
+ * worker, which isolates it, instead of failing the whole pass.
+ */
+export interface DueEntry {
+  readonly idempotencyKey: string;
+  readonly shard: number;
+  readonly dueAt: EpochMs;
+  /** The record version the index copy carries (message dedupe; the worker re-reads strongly). */
+  readonly version?: number;
+  readonly state?: string;
+  readonly unknownSince?: EpochMs;
+}
