@@ -24,8 +24,8 @@ import { createFingerprinter, type Fingerprinter } from '../shared/domain/finger
 import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
 import { admit, applyTransition, type NotificationRecord } from '../shared/domain/notification.js';
 import { DEFAULT_POLICY } from '../shared/domain/policy.js';
-import type { SmsProvider } from '../shared/domain/provider.js';
 import type { Cipher } from '../shared/ports/cipher.js';
+import type { SmsProvider } from '../shared/ports/sms-provider.js';
 import type { NotificationStore } from '../shared/ports/store.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { sealPayload } from '../shared/usecases/payload-seal.js';

@@ -7,9 +7,9 @@ import { storeFor } from './composition/store.js';
 import type { ServiceConfig } from './config.js';
 import { type Clock, systemClock } from './domain/clock.js';
 import type { Fingerprinter } from './domain/fingerprint.js';
-import type { SmsProvider } from './domain/provider.js';
 import type { Cipher } from './ports/cipher.js';
 import type { DispatchQueue } from './ports/queue.js';
+import type { SmsProvider } from './ports/sms-provider.js';
 import type { NotificationStore } from './ports/store.js';
 
 /**

@@ -8,7 +8,8 @@ import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { InvalidConfigurationError } from '../domain/errors.js';
 import type { Fingerprinter } from '../domain/fingerprint.js';
-import { NO_ABSENCE_PROOF, type ProviderCapabilities, type SmsProvider } from '../domain/provider.js';
+import { NO_ABSENCE_PROOF, type ProviderCapabilities } from '../domain/provider.js';
+import type { SmsProvider } from '../ports/sms-provider.js';
 import {
   createEumProvider,
   EUM_CAPABILITIES,

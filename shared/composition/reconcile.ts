@@ -2,8 +2,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsDispatchQueue } from '../adapters/sqs/dispatch-queue.js';
 import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
-import type { SmsProvider } from '../domain/provider.js';
 import type { DispatchQueue } from '../ports/queue.js';
+import type { SmsProvider } from '../ports/sms-provider.js';
 import {
   createTokenBucket,
   defaultLookupRate,

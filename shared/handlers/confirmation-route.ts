@@ -7,9 +7,9 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import * as z from 'zod';
 import type { Clock } from '../domain/clock.js';
-import type { SmsProvider } from '../domain/provider.js';
 import { fieldErrors } from '../http/request-schema.js';
 import { json, problem } from '../http/responses.js';
+import type { SmsProvider } from '../ports/sms-provider.js';
 import type { NotificationStore } from '../ports/store.js';
 import { ConfirmationContendedError, confirmDelivery } from '../usecases/confirm-delivery.js';
 

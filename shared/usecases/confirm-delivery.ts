@@ -6,7 +6,7 @@
 import type { Clock } from '../domain/clock.js';
 import { decideConfirmation } from '../domain/confirmation.js';
 import { applyTransition } from '../domain/notification.js';
-import type { FeedbackOutcome, SmsProvider } from '../domain/provider.js';
+import type { FeedbackOutcome, SmsProvider } from '../ports/sms-provider.js';
 import type { NotificationStore } from '../ports/store.js';
 import { UseCaseError } from './errors.js';
 import { type NotificationView, toView } from './view.js';

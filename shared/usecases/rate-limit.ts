@@ -1,5 +1,6 @@
 import type { Clock } from '../domain/clock.js';
-import type { LookupOutcome, LookupRef, SmsProvider } from '../domain/provider.js';
+import type { LookupOutcome } from '../domain/provider.js';
+import type { LookupRef, SmsProvider } from '../ports/sms-provider.js';
 
 /** Waits `ms` milliseconds. Injected so tests drive time with a manual clock, never the wall. */
 export type Sleep = (ms: number) => Promise<void>;

@@ -8,11 +8,12 @@ import {
   type TransitionIntent,
 } from '../domain/notification.js';
 import type { DispatchPolicy } from '../domain/policy.js';
-import { clientReference, type LookupOutcome, type SmsProvider } from '../domain/provider.js';
+import { clientReference, type LookupOutcome } from '../domain/provider.js';
 import { NotificationState } from '../domain/states.js';
 import { secretOf } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { DispatchQueue } from '../ports/queue.js';
+import type { SmsProvider } from '../ports/sms-provider.js';
 import type { DueEntry, NotificationStore } from '../ports/store.js';
 import { describeError, type ErrorDescription, isTransientFault } from './fault-description.js';
 import { openPayload } from './payload-seal.js';

@@ -4,7 +4,7 @@
  * nothing a provider shows after a send it accepted ever reads as "absent".
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LookupRef, SendCommand, SmsProvider } from '../../shared/domain/provider.js';
+import type { LookupRef, SendCommand, SmsProvider } from '../../shared/ports/sms-provider.js';
 
 /** One adapter wired to its simulator. */
 export interface ProviderUnderTest {

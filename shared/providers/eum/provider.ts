@@ -12,10 +12,9 @@ import {
   FindBy,
   type LookupOutcome,
   type ProviderCapabilities,
-  type SendCommand,
   type SendOutcome,
-  type SmsProvider,
 } from '../../domain/provider.js';
+import type { SendCommand, SmsProvider } from '../../ports/sms-provider.js';
 import { markDeparture, type RequestDeparture } from '../request-departure.js';
 import { classifyEumSendError } from './classification.js';
 

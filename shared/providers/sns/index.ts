@@ -2,13 +2,8 @@ import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { type MessageAttributeValue, PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { Clock } from '../../domain/clock.js';
 import { InvalidConfigurationError } from '../../domain/errors.js';
-import {
-  type LookupOutcome,
-  type LookupRef,
-  NO_ABSENCE_PROOF,
-  type SendOutcome,
-  type SmsProvider,
-} from '../../domain/provider.js';
+import { type LookupOutcome, NO_ABSENCE_PROOF, type SendOutcome } from '../../domain/provider.js';
+import type { LookupRef, SmsProvider } from '../../ports/sms-provider.js';
 import { markDeparture, type RequestDeparture } from '../request-departure.js';
 import { classifySnsPublishError } from './classification.js';
 import { type DeliveryLogOptions, readDeliveryStatuses } from './delivery-logs.js';

@@ -4,7 +4,7 @@
  * or link). Twilio uses it for its deliverability figures. Twilio documents that the message must
  * have been created with `ProvideFeedback=true` for feedback to count.
  */
-import type { FeedbackOutcome } from '../../domain/provider.js';
+import type { FeedbackOutcome } from '../../ports/sms-provider.js';
 import { MESSAGE_SID } from './classification.js';
 
 /** Options of {@link createTwilioFeedback}. */

@@ -21,13 +21,11 @@ import {
   FindBy,
   isNotSentStatus,
   type LookupOutcome,
-  type LookupRef,
   type ProviderCapabilities,
   type ProviderStatus,
-  type SendCommand,
   type SendOutcome,
-  type SmsProvider,
 } from '../../domain/provider.js';
+import type { LookupRef, SendCommand, SmsProvider } from '../../ports/sms-provider.js';
 import {
   type AbsenceProbe,
   createAbsenceProbe,

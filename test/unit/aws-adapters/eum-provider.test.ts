@@ -7,7 +7,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
-import { admissibleLookup, type LookupRef, type SendCommand } from '../../../shared/domain/provider.js';
+import { admissibleLookup } from '../../../shared/domain/provider.js';
+import type { LookupRef, SendCommand } from '../../../shared/ports/sms-provider.js';
 import {
   classifyEumSendError,
   createEumProvider,

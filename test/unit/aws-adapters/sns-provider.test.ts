@@ -8,7 +8,7 @@ import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
-import type { LookupRef, SendCommand } from '../../../shared/domain/provider.js';
+import type { LookupRef, SendCommand } from '../../../shared/ports/sms-provider.js';
 import {
   chunkForPatterns,
   createSnsProvider,

@@ -4,7 +4,7 @@ import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2'
 import { SNSClient } from '@aws-sdk/client-sns';
 import type { RunningAwsSimulator } from '../../../local/simulator/aws/server.js';
 import { systemClock } from '../../../shared/domain/clock.js';
-import type { LookupRef, SendCommand } from '../../../shared/domain/provider.js';
+import type { LookupRef, SendCommand } from '../../../shared/ports/sms-provider.js';
 import {
   createEumProvider,
   EUM_CLIENT_CONFIG,

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
-import type { SmsProvider } from '../../../shared/domain/provider.js';
 import { createApiHandler } from '../../../shared/handlers/api-handler.js';
 import { createSenderHandler } from '../../../shared/handlers/sender-handler.js';
+import type { SmsProvider } from '../../../shared/ports/sms-provider.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
 import { ManualClock } from '../../support/manual-clock.js';
 

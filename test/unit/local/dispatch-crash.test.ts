@@ -5,7 +5,7 @@ import {
   InjectedCrashError,
   withDispatchSteps,
 } from '../../../local/faults/dispatch-crash.js';
-import type { SmsProvider } from '../../../shared/domain/provider.js';
+import type { SmsProvider } from '../../../shared/ports/sms-provider.js';
 import { dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';

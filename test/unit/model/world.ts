@@ -18,15 +18,9 @@ import {
   type NotificationRequest,
 } from '../../../shared/domain/notification.js';
 import { DEFAULT_POLICY, type DispatchPolicy, dispatchDeadline } from '../../../shared/domain/policy.js';
-import type {
-  LookupOutcome,
-  LookupRef,
-  ProviderStatus,
-  SendCommand,
-  SendOutcome,
-  SmsProvider,
-} from '../../../shared/domain/provider.js';
+import type { LookupOutcome, ProviderStatus, SendOutcome } from '../../../shared/domain/provider.js';
 import type { DispatchMessage, DispatchQueue } from '../../../shared/ports/queue.js';
+import type { LookupRef, SendCommand, SmsProvider } from '../../../shared/ports/sms-provider.js';
 import { TWILIO_CAPABILITIES } from '../../../shared/providers/twilio/provider.js';
 import { type AdmissionOutcome, admitNotification } from '../../../shared/usecases/admit-notification.js';
 import { type DispatchReport, dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';

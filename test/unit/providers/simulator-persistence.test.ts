@@ -19,7 +19,7 @@ import {
   type SimulatorOptions,
   startSimulator,
 } from '../../../local/simulator/server.js';
-import type { SendCommand } from '../../../shared/domain/provider.js';
+import type { SendCommand } from '../../../shared/ports/sms-provider.js';
 import { eventually } from '../../support/eventually.js';
 import type { ManualClock } from '../../support/manual-clock.js';
 import {

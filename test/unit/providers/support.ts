@@ -6,12 +6,8 @@ import {
   type SimulatorOptions,
   startSimulator,
 } from '../../../local/simulator/server.js';
-import {
-  clientReference,
-  type LookupRef,
-  type SendCommand,
-  type SmsProvider,
-} from '../../../shared/domain/provider.js';
+import { clientReference } from '../../../shared/domain/provider.js';
+import type { LookupRef, SendCommand, SmsProvider } from '../../../shared/ports/sms-provider.js';
 import { createTwilioProvider, type TwilioProviderOptions } from '../../../shared/providers/twilio/index.js';
 import { ManualClock } from '../../support/manual-clock.js';
 

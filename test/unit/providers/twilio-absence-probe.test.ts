@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
-import type { SmsProvider } from '../../../shared/domain/provider.js';
+import type { SmsProvider } from '../../../shared/ports/sms-provider.js';
 import { ABSENCE_PROBE_BODY, PROBE_SEND_AFTER_MS } from '../../../shared/providers/twilio/absence-probe.js';
 import { createTwilioProvider, type TwilioProviderOptions } from '../../../shared/providers/twilio/index.js';
 import type { ManualClock } from '../../support/manual-clock.js';

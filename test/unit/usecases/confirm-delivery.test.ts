@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FeedbackOutcome } from '../../../shared/domain/provider.js';
 import { ReasonCode as R, NotificationState as S } from '../../../shared/domain/states.js';
+import type { FeedbackOutcome } from '../../../shared/ports/sms-provider.js';
 import { ConfirmationContendedError, confirmDelivery } from '../../../shared/usecases/confirm-delivery.js';
 import { anUnknownRecord, aRecord, aSentRecord } from '../domain/fixtures.js';
 import { seededStore, writtenAfterSeed } from './seeded-store.js';
