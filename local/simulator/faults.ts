@@ -8,46 +8,29 @@
  * `count` counts affected sends (for `hang`, held requests).
  */
 
+import { type ModesWhere, modesWhere } from './fault-catalogue.js';
 import { NOT_SENT_ERRORS } from './messages.js';
 
-/** Faults about one send request: how (and whether) it is answered and recorded. */
-export const SEND_FAULT_MODES = [
-  'timeout_before_accept',
-  'timeout_after_accept',
-  'error_5xx_before_accept',
-  'error_5xx_after_accept',
-  'rate_limited',
-  'reject_permanent',
-  'hang',
-] as const;
+/**
+ * Faults about one send request: how (and whether) it is answered and recorded (the catalogue's
+ * `request` lane: ./fault-catalogue.ts).
+ */
+export const SEND_FAULT_MODES = modesWhere('lane', 'request');
 
-/** Faults about an accepted message: how reads show it and what happens to its receipts. */
-export const MESSAGE_FAULT_MODES = [
-  /** Message Redaction: API reads mask the numbers' last 4 digits (XXXX) and blank the body. */
-  'redaction',
-  /** `ms`: the message stays invisible to list reads (not to fetch by sid) for that long. */
-  'list_lag',
-  /** `ms`: every status callback of the message arrives that much later. */
-  'receipt_delay',
-  /** No status callback of the message is posted. */
-  'receipt_loss',
-  /** Every status callback of the message is posted twice, with the same idempotency token. */
-  'receipt_duplicate',
-  /**
-   * The message becomes `failed` with a never-handed-to-a-carrier code (`error_code`: one of
-   * {@link NOT_SENT_CODES}; default 30001), and is never sent.
-   */
-  'fail_not_sent',
-  /**
-   * `ms`: the message waits that much longer in Twilio's queue before it is sent (a sender over its
-   * throughput is queued): it stays `queued`, with no `date_sent`, and is sent after messages
-   * created later. Its validity period still counts from acceptance.
-   */
-  'queue_delay',
-] as const;
+/**
+ * Faults about an accepted message: how reads show it and what happens to its receipts (the
+ * catalogue's `message` lane). `list_lag`, `receipt_delay` and `queue_delay` take `ms`;
+ * `fail_not_sent` takes `error_code` (one of {@link NOT_SENT_CODES}; default 30001), and the
+ * message is never sent; `queue_delay` keeps it `queued` (no `date_sent`), sent after messages
+ * created later.
+ */
+export const MESSAGE_FAULT_MODES = modesWhere('lane', 'message');
 
 /** Every fault the simulator can inject. */
-export const ALL_FAULT_MODES = [...SEND_FAULT_MODES, ...MESSAGE_FAULT_MODES] as const;
+export const ALL_FAULT_MODES: readonly (SendFaultMode | MessageFaultMode)[] = [
+  ...SEND_FAULT_MODES,
+  ...MESSAGE_FAULT_MODES,
+];
 
 /**
  * The send faults, under their original name: tools that rotate through "every fault" (the chaos
@@ -55,9 +38,9 @@ export const ALL_FAULT_MODES = [...SEND_FAULT_MODES, ...MESSAGE_FAULT_MODES] as 
  */
 export const FAULT_MODES = SEND_FAULT_MODES;
 
-export type SendFaultMode = (typeof SEND_FAULT_MODES)[number];
-export type MessageFaultMode = (typeof MESSAGE_FAULT_MODES)[number];
-export type FaultMode = (typeof ALL_FAULT_MODES)[number];
+export type SendFaultMode = ModesWhere<'lane', 'request'>;
+export type MessageFaultMode = ModesWhere<'lane', 'message'>;
+export type FaultMode = SendFaultMode | MessageFaultMode;
 
 /** One active plan. `remaining` null = until cleared. */
 export interface FaultPlan {
@@ -95,7 +78,7 @@ const DEFAULT_RETRY_AFTER_SECONDS = 1;
 export const NOT_SENT_CODES: readonly number[] = Object.keys(NOT_SENT_ERRORS).map(Number);
 /** Queue overflow: the `fail_not_sent` default. */
 const DEFAULT_NOT_SENT_CODE = 30001;
-const MODES_WITH_MS: readonly FaultMode[] = ['list_lag', 'receipt_delay', 'queue_delay'];
+const MODES_WITH_MS: readonly FaultMode[] = modesWhere('timed', true);
 
 function isFaultMode(value: unknown): value is FaultMode {
   return typeof value === 'string' && (ALL_FAULT_MODES as readonly string[]).includes(value);

@@ -9,6 +9,7 @@
  * It is strict: an expiry with no injected fault on the key (our own slowness) or caused only by
  * lost write answers, throttling or retries that the service should have absorbed is not excused.
  */
+import { SEND_FAULT_MODES } from '../../local/simulator/faults.js';
 import type { EvidenceRecord, NotificationRecord } from '../../shared/domain/notification.js';
 import { isFinal } from '../../shared/domain/notification.js';
 import { ReasonCode } from '../../shared/domain/states.js';
@@ -89,16 +90,11 @@ export interface DeliverableReport {
   readonly zeroSms: number;
 }
 
-/** Faults of the provider's send that mean it may have taken the message (it did not, here). */
-const PROVIDER_SEND_FAULTS = new Set([
-  'timeout_before_accept',
-  'timeout_after_accept',
-  'error_5xx_before_accept',
-  'error_5xx_after_accept',
-  'rate_limited',
-  'hang',
-  'reject_permanent',
-]);
+/**
+ * Faults of the provider's send that mean it may have taken the message (it did not, here): the
+ * fault catalogue's request lane (local/simulator/fault-catalogue.ts).
+ */
+const PROVIDER_SEND_FAULTS: ReadonlySet<string> = new Set(SEND_FAULT_MODES);
 
 /** Twilio's "Validity Period Expired": the message stayed queued past its validity and was not sent. */
 const VALIDITY_EXPIRED_CODE = 30036;

@@ -4,7 +4,12 @@
  * generated lazily (a `--duration` run does not need to know its event count up front).
  */
 import { type DispatchStep, DispatchStep as Steps } from '../../local/faults/dispatch-crash.js';
-import { FAULT_MODES, type FaultMode } from '../../local/simulator/faults.js';
+import {
+  type FaultMode,
+  MESSAGE_FAULT_MODES,
+  type MessageFaultMode,
+  SEND_FAULT_MODES,
+} from '../../local/simulator/faults.js';
 import { deriveIdempotencyKey } from '../../shared/domain/idempotency-key.js';
 import { LOCALES, type Locale } from '../../shared/domain/templates.js';
 import { Rng, unitFor } from './prng.js';
@@ -284,24 +289,11 @@ export function secretsOf(spec: EventSpec): string[] {
 
 /**
  * The simulator's message faults (DESIGN.md section 8): what happens to an accepted message after
- * its send, each in its own lane beside the send faults. Named here as documented, so the driver
- * can ask for them of any simulator (one that lacks them answers 400).
+ * its send, each in its own lane beside the send faults; and the send faults. Both come from the
+ * one fault catalogue (local/simulator/fault-catalogue.ts), so the driver can ask for them of any
+ * simulator (one that lacks them answers 400).
  */
-export const MESSAGE_FAULT_MODES = [
-  'redaction',
-  'list_lag',
-  'receipt_delay',
-  'receipt_loss',
-  'receipt_duplicate',
-  'fail_not_sent',
-  'queue_delay',
-] as const;
-export type MessageFaultMode = (typeof MESSAGE_FAULT_MODES)[number];
-
-/** The send faults: the simulator's modes that are not message faults. */
-export const SEND_FAULT_MODES: readonly FaultMode[] = FAULT_MODES.filter(
-  (mode) => !(MESSAGE_FAULT_MODES as readonly string[]).includes(mode),
-);
+export { MESSAGE_FAULT_MODES, type MessageFaultMode, SEND_FAULT_MODES };
 
 /** Twilio's "never handed to a carrier" codes the simulator fails a message with. */
 export const NOT_SENT_CODES = [30001, 30036] as const;

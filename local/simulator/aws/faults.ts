@@ -7,27 +7,27 @@
  * active plan; an exhausted plan is dropped.
  */
 
-export const SEND_FAULT_MODES = [
-  'timeout_before_accept',
-  'timeout_after_accept',
-  'error_5xx_before_accept',
-  'error_5xx_after_accept',
-  'rate_limited',
-  'reject_permanent',
-  'fail_not_sent',
-] as const;
-export const RECEIPT_FAULT_MODES = ['receipt_delay', 'receipt_loss', 'receipt_duplicate'] as const;
+import { type CatalogueMode, type ModesWhere, modesWhere } from '../fault-catalogue.js';
+
+/** The catalogue's AWS families (../fault-catalogue.ts). */
+export const SEND_FAULT_MODES = modesWhere('aws', 'send');
+export const RECEIPT_FAULT_MODES = modesWhere('aws', 'receipt');
 /**
  * `redaction` is accepted for a uniform control API; neither AWS service redacts what it returns.
  * `queue_delay` holds the message that much longer before hand-off (a sender over its throughput
  * is queued); its TTL still counts from acceptance.
  */
-export const OTHER_FAULT_MODES = ['hang', 'list_lag', 'redaction', 'queue_delay'] as const;
-export const AWS_FAULT_MODES = [...SEND_FAULT_MODES, ...RECEIPT_FAULT_MODES, ...OTHER_FAULT_MODES] as const;
+export const OTHER_FAULT_MODES = modesWhere('aws', 'other');
+export const AWS_FAULT_MODES: readonly AwsFaultMode[] = [
+  ...SEND_FAULT_MODES,
+  ...RECEIPT_FAULT_MODES,
+  ...OTHER_FAULT_MODES,
+];
 
-export type AwsFaultMode = (typeof AWS_FAULT_MODES)[number];
-type SendMode = (typeof SEND_FAULT_MODES)[number];
-type ReceiptMode = (typeof RECEIPT_FAULT_MODES)[number];
+export type AwsFaultMode = CatalogueMode;
+const TIMED_MODES: readonly AwsFaultMode[] = modesWhere('timed', true);
+type SendMode = ModesWhere<'aws', 'send'>;
+type ReceiptMode = ModesWhere<'aws', 'receipt'>;
 
 /** One active plan. `remaining` null = until cleared. */
 export interface AwsFaultPlan {
@@ -112,9 +112,7 @@ export class AwsFaultSchedule {
       count: p.remaining,
       probability: p.probability,
       ...(p.mode === 'rate_limited' ? { retry_after_seconds: p.retryAfterSeconds } : {}),
-      ...(p.mode === 'receipt_delay' || p.mode === 'list_lag' || p.mode === 'queue_delay'
-        ? { delay_ms: p.delayMs }
-        : {}),
+      ...(TIMED_MODES.includes(p.mode) ? { delay_ms: p.delayMs } : {}),
     }));
   }
 

@@ -1,0 +1,76 @@
+/**
+ * The one fault catalogue of the simulators (DESIGN.md section 8): every fault mode, once, with
+ * where it acts in the Twilio simulator (./faults.ts) and in the AWS simulator (./aws/faults.ts).
+ * Every list of modes (the simulators' lanes, the chaos scenario's rotation, the zero-SMS
+ * classification) is derived from it, so a new mode is one entry here.
+ *
+ * The order is load-bearing: the chaos scenario picks modes from the derived lists with a seeded
+ * random source, so reordering entries changes every seeded schedule.
+ */
+
+/** Where a mode acts. */
+interface FaultEntry {
+  /**
+   * `request`: what happens to one send request (how and whether it is answered and recorded);
+   * `message`: what happens to an accepted message afterwards. In the Twilio simulator each is
+   * a lane (./faults.ts); a `request` fault means the provider may have taken the message.
+   */
+  readonly lane: 'request' | 'message';
+  /**
+   * The AWS simulator's family: `send` faults apply to `Publish` / `SendTextMessage`, `receipt`
+   * faults to End User Messaging events, `other` are consumed where they act (./aws/faults.ts).
+   */
+  readonly aws: 'send' | 'receipt' | 'other';
+  /** Whether the plan takes a duration (`ms`; `delay_ms` in the AWS simulator). */
+  readonly timed: boolean;
+}
+
+const CATALOGUE = {
+  /** The request is held unanswered; nothing is recorded. */
+  timeout_before_accept: { lane: 'request', aws: 'send', timed: false },
+  /** The message is accepted, then the request is held unanswered. */
+  timeout_after_accept: { lane: 'request', aws: 'send', timed: false },
+  /** A 5xx answer; nothing recorded. */
+  error_5xx_before_accept: { lane: 'request', aws: 'send', timed: false },
+  /** The message is accepted, the answer is a 500. */
+  error_5xx_after_accept: { lane: 'request', aws: 'send', timed: false },
+  /** The provider's throttling answer (`retry_after_seconds` for Twilio's Retry-After). */
+  rate_limited: { lane: 'request', aws: 'send', timed: false },
+  /** A permanent refusal of the destination. */
+  reject_permanent: { lane: 'request', aws: 'send', timed: false },
+  /** Every API request (sends and reads) is held, before authentication. */
+  hang: { lane: 'request', aws: 'other', timed: false },
+  /** Message Redaction: API reads mask the numbers' last 4 digits and blank the body (Twilio only). */
+  redaction: { lane: 'message', aws: 'other', timed: false },
+  /** The message stays invisible to list reads (Twilio) or its log line to FilterLogEvents (SNS). */
+  list_lag: { lane: 'message', aws: 'other', timed: true },
+  /** Every receipt of the message arrives that much later. */
+  receipt_delay: { lane: 'message', aws: 'receipt', timed: true },
+  /** No receipt of the message is posted. */
+  receipt_loss: { lane: 'message', aws: 'receipt', timed: false },
+  /** Every receipt is posted twice, with the same idempotency token / notification id. */
+  receipt_duplicate: { lane: 'message', aws: 'receipt', timed: false },
+  /** Accepted, then never handed to a carrier (Twilio: failed with `error_code`; AWS: expired). */
+  fail_not_sent: { lane: 'message', aws: 'send', timed: false },
+  /** The message waits that much longer in the provider's queue; its validity still counts from acceptance. */
+  queue_delay: { lane: 'message', aws: 'other', timed: true },
+} as const satisfies Record<string, FaultEntry>;
+
+type Catalogue = typeof CATALOGUE;
+/** Every fault mode of the simulators. */
+export type CatalogueMode = keyof Catalogue;
+/** The modes whose entry has `value` under `key`. */
+export type ModesWhere<K extends keyof FaultEntry, V> = {
+  [M in CatalogueMode]: Catalogue[M][K] extends V ? M : never;
+}[CatalogueMode];
+
+/** Every mode, in catalogue order. */
+export const CATALOGUE_MODES = Object.keys(CATALOGUE) as CatalogueMode[];
+
+/** The modes whose entry has `value` under `key`, in catalogue order. */
+export function modesWhere<K extends keyof FaultEntry, V extends FaultEntry[K]>(
+  key: K,
+  value: V,
+): readonly ModesWhere<K, V>[] {
+  return CATALOGUE_MODES.filter((mode) => CATALOGUE[mode][key] === value) as ModesWhere<K, V>[];
+}
