@@ -28,7 +28,11 @@ export async function sendResetCode(resetId: string, phone: string, code: string
       return outcome.notification.idempotency_key; // poll client.get(key) or client.evidence(key)
     case 'conflict': // this reset id was used with another phone or code
     case 'rejected': // invalid, expired, or a destination this deployment does not send to
-    case 'rate_limited': // this number's budget is spent for longer than the code lives
       throw new Error(`reset SMS not sent: ${outcome.error.code}`);
+    case 'rate_limited': // this number's budget is spent: nothing admitted, ask again later
+    case 'unavailable': // no answer within the time budget (5 s): the same call again is safe
+      throw new Error(
+        `reset SMS not sent yet: ${outcome.kind}, retry after ${outcome.retryAfterSeconds ?? '?'} s`,
+      );
   }
 }

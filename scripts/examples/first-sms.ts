@@ -32,7 +32,8 @@ const outcome = await client.admit({
   expires_at: new Date(Date.now() + 10 * 60_000).toISOString(),
 });
 if (outcome.kind !== 'admitted' && outcome.kind !== 'replayed') {
-  console.error(`not admitted: ${outcome.kind} ${outcome.error.code}: ${outcome.error.message}`);
+  const detail = outcome.error === undefined ? '' : ` ${outcome.error.code}: ${outcome.error.message}`;
+  console.error(`not admitted: ${outcome.kind}${detail}`);
   process.exit(1);
 }
 const key = outcome.notification.idempotency_key;

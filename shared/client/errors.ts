@@ -1,7 +1,4 @@
-import type { ErrorBodyShape } from '../http/view-schema.js';
-
-/** The error body the API sends (`code`, `message`, field `errors`). */
-export type ApiErrorBody = ErrorBodyShape;
+import type { ApiErrorBody } from './wire.js';
 
 /** Base of the client's faults: a stable `code`, the original `cause`. */
 export abstract class ResetNotifierClientError extends Error {
@@ -13,9 +10,9 @@ export abstract class ResetNotifierClientError extends Error {
 }
 
 /**
- * The service stayed unavailable (timeouts, network errors, 5xx, 429 or 503) for every attempt
- * the deadline allowed (the token's life for `admit`). The same `Idempotency-Key` was used
- * throughout: a later retry with it is still safe.
+ * A read (`get`, `evidence`, `byEvent`) found the service unavailable (timeouts, network errors,
+ * 5xx, 429 without a code, 503) for every attempt its time budget allowed. (`admit` and `confirm`
+ * return this as their `unavailable` outcome instead.)
  */
 export class ServiceUnavailableError extends ResetNotifierClientError {
   readonly code = 'service_unavailable';
@@ -45,4 +42,12 @@ export class UnexpectedResponseError extends ResetNotifierClientError {
 /** The client was given an argument the API would reject (e.g. an idempotency key of the wrong shape). */
 export class InvalidArgumentError extends ResetNotifierClientError {
   readonly code = 'invalid_argument';
+}
+
+/**
+ * The request could not be signed, so nothing was sent: usually no AWS credentials (the default
+ * chain found none, or the given provider failed). Not retried: the `cause` says what to fix.
+ */
+export class CredentialsError extends ResetNotifierClientError {
+  readonly code = 'credentials_unavailable';
 }

@@ -1,20 +1,21 @@
 /**
  * The typed client of reset-notifier's HTTP API: `import { createResetNotifierClient } from
- * 'reset-notifier/client'`. SigV4 with the caller's credentials (default chain), typed views and
- * outcomes, retries that keep the `Idempotency-Key` and stop at the token's expiry.
+ * 'reset-notifier/client'` (built to dist/client by `npm run build:client`; docs/client.md).
+ * SigV4 with the caller's credentials (default chain), typed views and outcomes, retries that keep
+ * the `Idempotency-Key` and end within the call's time budget and before the token's expiry.
  */
 export {
   type AdmitOutcome,
-  type AdmitRequest,
+  type CallOptions,
+  type ConfirmOutcome,
   createResetNotifierClient,
-  type EvidenceView,
   type FetchLike,
-  type NotificationView,
   type ResetNotifierClient,
   type ResetNotifierClientOptions,
+  type Unavailable,
 } from './client.js';
 export {
-  type ApiErrorBody,
+  CredentialsError,
   InvalidArgumentError,
   ResetNotifierClientError,
   ServiceUnavailableError,
@@ -29,3 +30,4 @@ export {
   signedHeaders,
   signerInit,
 } from './signing.js';
+export type { AdmitRequest, ApiErrorBody, EvidenceView, NotificationView } from './wire.js';

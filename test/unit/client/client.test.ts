@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type AdmitRequest,
+  CredentialsError,
   createResetNotifierClient,
   type FetchLike,
+  type ResetNotifierClientOptions,
   ServiceUnavailableError,
   UnexpectedResponseError,
 } from '../../../shared/client/index.js';
@@ -35,7 +37,7 @@ const view = {
 type Scripted = { status: number; body?: unknown; headers?: Record<string, string> } | Error;
 
 /** A client whose fetch answers from `script` in order, with a manual clock advanced by `sleep`. */
-function scriptedClient(script: Scripted[], options: { maxAttempts?: number } = {}) {
+function scriptedClient(script: Scripted[], options: Partial<ResetNotifierClientOptions> = {}) {
   let clock = T0;
   const calls: Array<{ url: string; method: string; headers: Record<string, string>; body?: string }> = [];
   const sleeps: number[] = [];
@@ -133,7 +135,8 @@ describe('client retries: same Idempotency-Key, Retry-After honoured, bounded by
   });
 
   it('never waits past the token: a Retry-After beyond expires_at ends with the last answer', async () => {
-    // Prepare: the token expires in 20 s, the margin is 5 s, the service asks for 30 s.
+    // Prepare: the token expires in 20 s, the margin is 5 s, the service asks for 30 s; the
+    // call's own budget (60 s) would allow the wait.
     const { client, sleeps } = scriptedClient([
       {
         status: 429,
@@ -143,7 +146,7 @@ describe('client retries: same Idempotency-Key, Retry-After honoured, bounded by
     ]);
 
     // Act
-    const outcome = await client.admit(aRequest(20_000));
+    const outcome = await client.admit(aRequest(20_000), { timeBudgetMs: 60_000 });
 
     // Assess
     expect(outcome).toMatchObject({ kind: 'rate_limited', retryAfterSeconds: 30 });
@@ -164,21 +167,38 @@ describe('client retries: same Idempotency-Key, Retry-After honoured, bounded by
     expect(calls).toHaveLength(3);
   });
 
-  it('gives up with ServiceUnavailableError when 503s last until the token’s deadline', async () => {
+  it('returns unavailable with the last Retry-After when 503s last until the token’s deadline', async () => {
     // Prepare
     const { client, calls, elapsed } = scriptedClient(
       Array.from({ length: 20 }, () => unavailable('4')),
-      { maxAttempts: 20 },
+      { maxAttempts: 20, timeBudgetMs: 60_000 },
     );
 
     // Act
-    const failure = await client.admit(aRequest(20_000)).catch((error: unknown) => error);
+    const outcome = await client.admit(aRequest(20_000));
 
     // Assess: attempts at 0, 4, 8, 12 s; a wait to 16 s would pass expires_at - 5 s = 15 s.
-    expect(failure).toBeInstanceOf(ServiceUnavailableError);
-    expect(failure).toMatchObject({ code: 'service_unavailable', attempts: 4, lastStatus: 503 });
+    expect(outcome).toEqual({
+      kind: 'unavailable',
+      retryAfterSeconds: 4,
+      attempts: 4,
+      lastStatus: 503,
+      error: { code: 'temporarily_unavailable', message: 'retry' },
+    });
     expect(calls).toHaveLength(4);
     expect(elapsed()).toBe(12_000);
+  });
+
+  it('returns API Gateway throttling (429 without a code) from admit as unavailable, not rate_limited', async () => {
+    // Prepare
+    const throttled = { status: 429, body: { message: 'Too Many Requests' } };
+    const { client } = scriptedClient([throttled, throttled], { maxAttempts: 2 });
+
+    // Act
+    const outcome = await client.admit(aRequest());
+
+    // Assess
+    expect(outcome).toMatchObject({ kind: 'unavailable', attempts: 2, lastStatus: 429, error: undefined });
   });
 
   it('returns conflicts and rejections as outcomes, and throws on answers a caller cannot act on', async () => {
@@ -232,8 +252,8 @@ describe('client retries: same Idempotency-Key, Retry-After honoured, bounded by
     expect(missing).toBeUndefined();
     expect(evidence).toEqual([]);
     expect(byEvent).toEqual([view]);
-    expect(confirmed?.state).toBe('delivered');
-    expect(unknown).toBeUndefined();
+    expect(confirmed).toEqual({ kind: 'confirmed', notification: { ...view, state: 'delivered' } });
+    expect(unknown).toEqual({ kind: 'not_found', error: notFound.body });
     expect(calls.map((c) => `${c.method} ${new URL(c.url).pathname}${new URL(c.url).search}`)).toEqual([
       'GET /v1/notifications/reset-1',
       'GET /v1/notifications/nope',
@@ -254,5 +274,223 @@ describe('client retries: same Idempotency-Key, Retry-After honoured, bounded by
     // Assess
     expect(failure).toMatchObject({ code: 'invalid_argument' });
     expect(calls).toEqual([]);
+  });
+});
+
+describe('the time budget: a call ends within it, with the server’s Retry-After, instead of sleeping', () => {
+  const rateLimited = (retryAfter: string): Scripted => ({
+    status: 429,
+    body: { code: 'destination_rate_limited', message: 'wait' },
+    headers: { 'retry-after': retryAfter },
+  });
+
+  it('returns rate_limited at once when Retry-After outlasts the default budget, though the token lives 10 min', async () => {
+    // Prepare: the wait fits before expires_at, so the client used to sleep through it (109 s).
+    const { client, calls, sleeps, elapsed } = scriptedClient([
+      rateLimited('109'),
+      { status: 202, body: view },
+    ]);
+
+    // Act
+    const outcome = await client.admit(aRequest(10 * 60_000));
+
+    // Assess
+    expect(outcome).toEqual({
+      kind: 'rate_limited',
+      error: { code: 'destination_rate_limited', message: 'wait' },
+      retryAfterSeconds: 109,
+    });
+    expect(sleeps).toEqual([]);
+    expect(calls).toHaveLength(1);
+    expect(elapsed()).toBe(0);
+  });
+
+  it('waits a Retry-After that fits in a budget the caller set for this call', async () => {
+    // Prepare
+    const { client, sleeps } = scriptedClient([rateLimited('20'), { status: 202, body: view }]);
+
+    // Act
+    const outcome = await client.admit(aRequest(), { timeBudgetMs: 30_000 });
+
+    // Assess
+    expect(outcome.kind).toBe('admitted');
+    expect(sleeps).toEqual([20_000]);
+  });
+
+  it('stops retrying 503s when the next wait would end past the client’s budget', async () => {
+    // Prepare: 503 Retry-After 2 s, budget 5 s: attempts at 0, 2 and 4 s; a wait to 6 s is not slept.
+    const { client, calls, elapsed } = scriptedClient(
+      Array.from({ length: 6 }, () => unavailable('2')),
+      { timeBudgetMs: 5_000 },
+    );
+
+    // Act
+    const outcome = await client.admit(aRequest());
+
+    // Assess
+    expect(outcome).toMatchObject({
+      kind: 'unavailable',
+      retryAfterSeconds: 2,
+      attempts: 3,
+      lastStatus: 503,
+    });
+    expect(calls).toHaveLength(3);
+    expect(elapsed()).toBe(4_000);
+  });
+
+  it('reads throw ServiceUnavailableError once their budget has run out', async () => {
+    // Prepare
+    const { client, calls } = scriptedClient(
+      Array.from({ length: 6 }, () => unavailable('2')),
+      { timeBudgetMs: 3_000 },
+    );
+
+    // Act
+    const failure = await client.get('reset-1').catch((error: unknown) => error);
+
+    // Assess
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect(failure).toMatchObject({ attempts: 2, lastStatus: 503 });
+    expect(calls).toHaveLength(2);
+  });
+
+  it('refuses a budget that is not a positive number of milliseconds', () => {
+    // Act
+    const build = () =>
+      createResetNotifierClient({ baseUrl: 'http://127.0.0.1:3000', signing: false, timeBudgetMs: 0 });
+
+    // Assess
+    expect(build).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+  });
+
+  describe('an attempt that hangs', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('is aborted when the budget ends, before its own attempt timeout', async () => {
+      // Prepare: a server that never answers; budget 1 s, attempt timeout 2 s (the default).
+      vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const hanging: FetchLike = (_url, init) =>
+        new Promise((_resolve, reject) => {
+          init.signal?.addEventListener('abort', () =>
+            reject(Object.assign(new Error('aborted'), { name: 'AbortError' })),
+          );
+        });
+      const client = createResetNotifierClient({
+        baseUrl: 'http://127.0.0.1:3000',
+        signing: false,
+        fetch: hanging,
+        timeBudgetMs: 1_000,
+      });
+
+      // Act
+      const pending = client.admit(aRequest());
+      await vi.advanceTimersByTimeAsync(1_000);
+      const outcome = await pending;
+
+      // Assess
+      expect(outcome).toMatchObject({ kind: 'unavailable', attempts: 1, lastStatus: undefined });
+      expect(outcome.kind === 'unavailable' && (outcome.cause as Error).name).toBe('AbortError');
+      expect(Date.now() - T0).toBe(1_000);
+    });
+  });
+});
+
+describe('confirm returns outcomes like admit', () => {
+  it('answers confirmed, already_confirmed, not_found, not_sent and unavailable', async () => {
+    // Prepare
+    const notSent = { code: 'not_sent', message: 'this notification was never sent' };
+    const { client } = scriptedClient(
+      [
+        { status: 200, body: view },
+        { status: 200, body: view, headers: { 'idempotent-replayed': 'true' } },
+        { status: 404, body: { code: 'not_found', message: 'no notification' } },
+        { status: 409, body: notSent },
+        unavailable('1'),
+        unavailable('1'),
+      ],
+      { maxAttempts: 2 },
+    );
+
+    // Act
+    const confirmed = await client.confirm('reset-1');
+    const again = await client.confirm('reset-1');
+    const unknown = await client.confirm('nope');
+    const neverSent = await client.confirm('reset-2');
+    const busy = await client.confirm('reset-3');
+
+    // Assess
+    expect(confirmed).toEqual({ kind: 'confirmed', notification: view });
+    expect(again).toEqual({ kind: 'already_confirmed', notification: view });
+    expect(unknown).toMatchObject({ kind: 'not_found', error: { code: 'not_found' } });
+    expect(neverSent).toEqual({ kind: 'not_sent', error: notSent });
+    expect(busy).toMatchObject({ kind: 'unavailable', attempts: 2, retryAfterSeconds: 1, lastStatus: 503 });
+  });
+});
+
+describe('credentials', () => {
+  const CREDENTIAL_ENV = [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+    'AWS_CONFIG_FILE',
+    'AWS_SHARED_CREDENTIALS_FILE',
+    'AWS_WEB_IDENTITY_TOKEN_FILE',
+    'AWS_ROLE_ARN',
+    'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+    'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+    'AWS_EC2_METADATA_DISABLED',
+  ];
+  const saved = Object.fromEntries(CREDENTIAL_ENV.map((name) => [name, process.env[name]]));
+  afterEach(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('reports a credential provider that fails as CredentialsError, sending nothing and not retrying', async () => {
+    // Prepare
+    const { client, calls, sleeps } = scriptedClient([], {
+      signing: {
+        region: 'eu-west-1',
+        credentials: async () => {
+          throw Object.assign(new Error('Could not load credentials from any providers'), {
+            name: 'CredentialsProviderError',
+          });
+        },
+      },
+    });
+
+    // Act
+    const failure = await client.admit(aRequest()).catch((error: unknown) => error);
+
+    // Assess
+    expect(failure).toBeInstanceOf(CredentialsError);
+    expect(failure).toMatchObject({ code: 'credentials_unavailable' });
+    expect(String(failure)).toContain('Could not load credentials from any providers');
+    expect(String(failure)).toContain('nothing was sent');
+    expect(calls).toEqual([]);
+    expect(sleeps).toEqual([]);
+  });
+
+  it('reports the default chain finding no credentials as CredentialsError, not an unavailable service', async () => {
+    // Prepare: no keys, no profile files, no container or instance metadata.
+    for (const name of CREDENTIAL_ENV) delete process.env[name];
+    process.env.AWS_CONFIG_FILE = '/nonexistent/aws-config';
+    process.env.AWS_SHARED_CREDENTIALS_FILE = '/nonexistent/aws-credentials';
+    process.env.AWS_EC2_METADATA_DISABLED = 'true';
+    const { client, calls, sleeps } = scriptedClient([], { signing: { region: 'eu-west-1' } });
+
+    // Act
+    const failure = await client.confirm('reset-1').catch((error: unknown) => error);
+
+    // Assess
+    expect(failure).toBeInstanceOf(CredentialsError);
+    expect((failure as Error).message).not.toMatch(/attempt/);
+    expect(calls).toEqual([]);
+    expect(sleeps).toEqual([]);
   });
 });
