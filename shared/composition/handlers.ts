@@ -25,7 +25,7 @@ import type { DispatchDeps, DispatchReport } from '../usecases/dispatch-notifica
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
 import { realSleep } from '../usecases/rate-limit.js';
 import type { ItemErrorReport, ReconcileSummary } from '../usecases/reconcile-due.js';
-import { countingFinalOutcomes, twilioEventReporter } from './outcome-metrics.js';
+import { countingFinalOutcomes, providerEventReporter } from './outcome-metrics.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
@@ -98,7 +98,7 @@ function partsOf(config: ServiceConfig, parts: HandlerParts) {
     fingerprinter: fingerprinterOnce,
     provider: async () =>
       parts.provider ??
-      providerFor(config, clock, await fingerprinterOnce(), twilioEventReporter(logger, metrics)),
+      providerFor(config, clock, await fingerprinterOnce(), providerEventReporter(logger, metrics)),
   };
 }
 

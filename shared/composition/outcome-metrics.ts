@@ -8,7 +8,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type FinalOutcome, outcomeOfApplied } from '../domain/zero-sms.js';
 import { SERVICE_METRICS, ZERO_SMS_CLASS_METRICS } from '../handlers/service-metrics.js';
 import type { NotificationStore } from '../ports/store.js';
-import type { TwilioAdapterEvent } from '../providers/twilio/index.js';
+import type { ProviderEvent } from '../providers/module.js';
 import type { MetricsSink } from './handlers.js';
 
 /**
@@ -68,26 +68,17 @@ export function countingFinalOutcomes(
   });
 }
 
-/** The metric of each Twilio adapter event: absence proofs switched off. */
-const TWILIO_EVENT_METRICS: Readonly<Record<TwilioAdapterEvent['kind'], string>> = {
-  redaction_observed: SERVICE_METRICS.twilioRedactionObserved,
-  list_lag_observed: SERVICE_METRICS.twilioListLagObserved,
-};
-
 /**
- * Reports a Twilio adapter event: one log line (sid and cause, never a number or a body) and one
- * metric in the service's namespace, through the same sink as every other metric.
+ * Reports a provider adapter event (`shared/providers/module.ts`): one log line (ids and cause,
+ * never a number or a body) and one metric in the service's namespace, through the same sink as
+ * every other metric.
  */
-export function twilioEventReporter(
+export function providerEventReporter(
   logger: Pick<Logger, 'warn'>,
   metrics: MetricsSink,
-): (event: TwilioAdapterEvent) => void {
+): (event: ProviderEvent) => void {
   return (event) => {
-    logger.warn('twilio absence proof disabled', {
-      event: event.kind,
-      message_sid: event.messageSid,
-      ...(event.kind === 'redaction_observed' ? { why: event.why } : { age_ms: event.ageMs }),
-    });
-    metrics.addMetric(TWILIO_EVENT_METRICS[event.kind], MetricUnit.Count, 1);
+    logger.warn(event.message, { ...event.fields });
+    metrics.addMetric(event.metric, MetricUnit.Count, 1);
   };
 }

@@ -4,6 +4,7 @@ import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import type { DispatchQueue } from '../ports/queue.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
+import { providerModule } from '../providers/registry.js';
 import {
   createTokenBucket,
   defaultLookupRate,
@@ -43,9 +44,9 @@ export function lookupBoundedProvider(
   clock: Clock,
   sleep: Sleep = realSleep,
 ): SmsProvider {
-  // SNS bounds its own FilterLogEvents calls (one serves a batch of lookups): a per-lookup bucket in
-  // front would serialise the batch away and cap SNS at a few lookups per second.
-  if (config.provider === 'sns') return provider;
+  // An adapter that bounds its own calls (SNS: one FilterLogEvents call serves a batch of lookups):
+  // a per-lookup bucket in front would serialise the batch away and cap it at a few lookups per second.
+  if (providerModule(config.provider).boundsOwnLookups) return provider;
   const rate = config.providerLookupRatePerSecond ?? defaultLookupRate(config.provider);
   if (!(rate > 0)) return provider;
   return rateLimitedLookups(provider, createTokenBucket({ ratePerSecond: rate, clock, sleep }));

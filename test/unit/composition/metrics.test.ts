@@ -10,10 +10,12 @@ import {
   type HandlerParts,
   type MetricsSink,
 } from '../../../shared/composition/handlers.js';
-import { countingFinalOutcomes, twilioEventReporter } from '../../../shared/composition/outcome-metrics.js';
+import { countingFinalOutcomes, providerEventReporter } from '../../../shared/composition/outcome-metrics.js';
 import { loadConfig } from '../../../shared/config.js';
 import { applyTransition, type NotificationRecord } from '../../../shared/domain/notification.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
+import { twilioEvent } from '../../../shared/providers/twilio/module.js';
+import type { TwilioAdapterEvent } from '../../../shared/providers/twilio/provider.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import {
@@ -223,10 +225,11 @@ describe('final outcome metrics (counted where transitions are written)', () => 
     // Prepare
     const { sink, published } = aRecordingSink();
     const warned: Array<[string, Record<string, unknown>]> = [];
-    const report = twilioEventReporter(
+    const reporter = providerEventReporter(
       { warn: (m: string, f: Record<string, unknown>) => warned.push([m, f]) } as never,
       sink,
     );
+    const report = (event: TwilioAdapterEvent) => reporter(twilioEvent(event));
 
     // Act
     report({ kind: 'redaction_observed', messageSid: `SM${'a'.repeat(32)}`, why: 'blank_body' });

@@ -1,0 +1,27 @@
+import type { ProviderModule } from '../module.js';
+import { buildTwilioProvider, checkTwilioConfig } from '../twilio/module.js';
+import { TWILIO_CAPABILITIES } from '../twilio/provider.js';
+
+/**
+ * The provider simulator (`local/simulator/`): Twilio's API at another base URL, no secret. It is a
+ * provider kind of its own so that a test deployment names it; the adapter is Twilio's.
+ */
+export const simulatorModule: ProviderModule<'simulator'> = {
+  kind: 'simulator',
+  capabilities: TWILIO_CAPABILITIES,
+  settings: [
+    'twilioBaseUrl',
+    'twilioAccountSid',
+    'twilioAuthToken',
+    'twilioFrom',
+    'twilioMessagingService',
+    'twilioStatusCallbackBase',
+    'twilioRedaction',
+    'twilioListLagAllowance',
+    'twilioAbsenceProbeTo',
+  ],
+  feedback: true,
+  boundsOwnLookups: false,
+  check: checkTwilioConfig,
+  build: buildTwilioProvider,
+};
