@@ -33,7 +33,7 @@ import type { NotificationStore } from '../shared/ports/store.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { admitNotification } from '../shared/usecases/admit-notification.js';
 import { dispatchNotification } from '../shared/usecases/dispatch-notification.js';
-import { reconcileKey } from '../shared/usecases/reconcile-due.js';
+import { reconcileKey } from '../shared/usecases/reconcile-key.js';
 import { ManualClock } from '../test/support/manual-clock.js';
 import { type CapacityEntry, CapacityRecorder, itemSize, totals } from './capacity-model.js';
 import { fmt } from './stats.js';

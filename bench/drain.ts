@@ -32,7 +32,8 @@ import type { DispatchMessage, DispatchQueue } from '../shared/ports/queue.js';
 import type { SmsProvider } from '../shared/ports/sms-provider.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
 import { sealPayload } from '../shared/usecases/payload-seal.js';
-import { reconcileDue, reconcileKey } from '../shared/usecases/reconcile-due.js';
+import { reconcileDue } from '../shared/usecases/reconcile-due.js';
+import { reconcileKey } from '../shared/usecases/reconcile-key.js';
 import { fmt, nowMs, round, runPool } from './stats.js';
 import {
   BENCH_PHONE,

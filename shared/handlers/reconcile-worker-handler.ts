@@ -1,14 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseDispatchBody } from '../messages/dispatch-body.js';
-import {
-  emptyReconcileSummary,
-  type ItemReport,
-  type ReconcileItemDeps,
-  type ReconcileSummary,
-  reconcileKey,
-  tally,
-} from '../usecases/reconcile-due.js';
+import { emptyReconcileSummary, type ReconcileSummary, tally } from '../usecases/reconcile-due.js';
+import { type ItemReport, type ReconcileItemDeps, reconcileKey } from '../usecases/reconcile-key.js';
 
 export interface ReconcileWorkerDeps extends ReconcileItemDeps {
   /** Keys handled at once inside one batch (the event source's `maxConcurrency` bounds batches). */

@@ -10,7 +10,7 @@ import type { SmsProvider } from '../ports/sms-provider.js';
 import type { NotificationStore } from '../ports/store.js';
 import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
 import { openPayload } from './payload-seal.js';
-import { withReceiptGrace } from './reconcile-due.js';
+import { withReceiptGrace } from './reconcile-key.js';
 
 export interface DispatchDeps {
   readonly store: NotificationStore;
