@@ -8,7 +8,13 @@ import { countSegments, resetUrlProblem } from '../domain/sms-body.js';
 import { renderBody } from '../domain/templates.js';
 import { checkDestination, type DestinationPolicy, type RefusalReason } from '../http/destination.js';
 import { renderOpenApiDocument } from '../http/openapi.js';
-import { fieldErrors, IdempotencyKeyHeader, NotificationRequestBody } from '../http/request-schema.js';
+import {
+  EventIdQuery,
+  type FieldError,
+  fieldErrors,
+  IdempotencyKeyHeader,
+  NotificationRequestBody,
+} from '../http/request-schema.js';
 import {
   type ErrorBody,
   eventAlreadyAdmitted,
@@ -66,13 +72,13 @@ export function createApiHandler(deps: ApiDeps) {
   const routes: ReadonlyArray<readonly [string, RegExp, Route]> = [
     ['POST', /^\/v1\/notifications\/?$/, (event) => postNotification(deps, event)],
     ['GET', /^\/v1\/notifications\/?$/, (event) => listNotifications(deps, event)],
-    ['GET', /^\/v1\/notifications\/([^/]+)\/evidence\/?$/, (_e, m) => readEvidence(deps, decode(m[1]))],
+    ['GET', /^\/v1\/notifications\/([^/]+)\/evidence\/?$/, keyed((_e, key) => readEvidence(deps, key))],
     [
       'POST',
       /^\/v1\/notifications\/([^/]+)\/confirmation\/?$/,
-      (e, m) => postConfirmation(deps, e, decode(m[1])),
+      keyed((e, key) => postConfirmation(deps, e, key)),
     ],
-    ['GET', /^\/v1\/notifications\/([^/]+)\/?$/, (_e, m) => readNotification(deps, decode(m[1]))],
+    ['GET', /^\/v1\/notifications\/([^/]+)\/?$/, keyed((_e, key) => readNotification(deps, key))],
     ['GET', /^\/v1\/openapi\.json$/, async () => openApi()],
   ];
   const route = async (event: APIGatewayProxyEventV2): Promise<Result> => {
@@ -117,6 +123,24 @@ function decode(segment: string | undefined): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * A route on `/v1/notifications/{idempotency_key}/...`: the key is decoded and checked like the
+ * `Idempotency-Key` header before the store sees it, so an oversized key (DynamoDB refuses keys
+ * over 2,048 bytes) or one naming the table's own items (`_control#reconciler`, `LIMIT#...`:
+ * no key can hold `#`) is a `422` field error, not a store error.
+ */
+function keyed(handle: (event: APIGatewayProxyEventV2, key: string) => Promise<Result>): Route {
+  return async (event, match) => {
+    const key = IdempotencyKeyHeader.safeParse(decode(match[1]));
+    if (!key.success) return invalid(fieldErrors(key.error, 'path.idempotency_key'));
+    return handle(event, key.data);
+  };
+}
+
+function invalid(errors: readonly FieldError[]): Result {
+  return problem(422, 'validation_failed', 'the request has invalid fields', errors);
 }
 
 async function postNotification(deps: ApiDeps, event: APIGatewayProxyEventV2): Promise<Result> {
@@ -289,10 +313,9 @@ async function readEvidence(deps: ApiDeps, key: string): Promise<Result> {
 
 async function listNotifications(deps: ApiDeps, event: APIGatewayProxyEventV2): Promise<Result> {
   const eventId = event.queryStringParameters?.event_id;
-  if (!eventId) {
-    return problem(422, 'validation_failed', 'the request has invalid fields', [
-      { path: 'query.event_id', message: 'is required' },
-    ]);
-  }
-  return json(200, { items: await listByEvent(deps.store, eventId) });
+  if (!eventId) return invalid([{ path: 'query.event_id', message: 'is required' }]);
+  // Checked like an admitted event_id (a repeated parameter arrives joined by a comma, so it fails too).
+  const parsed = EventIdQuery.safeParse(eventId);
+  if (!parsed.success) return invalid(fieldErrors(parsed.error, 'query.event_id'));
+  return json(200, { items: await listByEvent(deps.store, parsed.data) });
 }

@@ -7,7 +7,9 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Clock } from '../domain/clock.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
 import type { DispatchPolicy } from '../domain/policy.js';
+import { parseClientReference } from '../domain/provider.js';
 import { parseStatusCallback, verifyTwilioSignature } from '../messages/twilio-status-callback.js';
 import type { NotificationStore } from '../ports/store.js';
 import { ingestReceipt, type ReceiptResult } from '../usecases/ingest-receipt.js';
@@ -88,7 +90,7 @@ export function createTwilioReceiptsHandler(deps: TwilioReceiptsDeps) {
     const callback = parsed.value;
     const dedupeToken = header(event, 'i-twilio-idempotency-token');
     let result: ReceiptResult;
-    if (callback.clientReference === null) {
+    if (callback.clientReference === null || !namesACommand(callback.clientReference)) {
       result = { kind: 'unknown_reference' };
     } else {
       result = await ingestReceipt(deps, {
@@ -123,6 +125,15 @@ export function createTwilioReceiptsHandler(deps: TwilioReceiptsDeps) {
       return empty(500);
     }
   };
+}
+
+/**
+ * Whether a reference's key is one a command can have. Any other (over 2,048 bytes, which the
+ * store refuses, or with a `#`, naming the table's own items) is unknown without a read.
+ */
+function namesACommand(reference: string): boolean {
+  const parsed = parseClientReference(reference);
+  return parsed !== undefined && IDEMPOTENCY_KEY_PATTERN.test(parsed.idempotencyKey);
 }
 
 function header(event: APIGatewayProxyEventV2, name: string): string | undefined {

@@ -109,6 +109,9 @@ const unavailable: ResponseSpec = {
   headers: ['Retry-After'],
 };
 const notFound = error('No notification with this idempotency key');
+const badKey = error(
+  'validation_failed: the idempotency_key is not 1-255 characters of [A-Za-z0-9._:-] (field error path.idempotency_key)',
+);
 
 /** Every route of the API (DESIGN.md section 3). Adding a route is adding an entry here. */
 export const OPENAPI_ROUTES: readonly RouteSpec[] = [
@@ -151,7 +154,9 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     parameters: ['EventIdQuery'],
     responses: {
       200: { description: 'The notifications', body: 'NotificationList' },
-      422: error('event_id missing'),
+      422: error(
+        'validation_failed: event_id missing or not 1-255 characters of [A-Za-z0-9._:-] (field error query.event_id)',
+      ),
       503: unavailable,
     },
   },
@@ -164,6 +169,7 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     responses: {
       200: { description: 'The view', body: 'NotificationView' },
       404: notFound,
+      422: badKey,
       503: unavailable,
     },
   },
@@ -176,6 +182,7 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     responses: {
       200: { description: 'The evidence', body: 'EvidenceList' },
       404: notFound,
+      422: badKey,
       503: unavailable,
     },
   },
@@ -187,7 +194,12 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     parameters: ['IdempotencyKeyPath'],
     responses: {
       200: { description: 'Recorded; the current view', body: 'NotificationView' },
+      400: error('malformed_json: the body is not valid JSON'),
       404: notFound,
+      409: error('not_sent: the notification was never sent, so it cannot have been used'),
+      413: error('payload_too_large: the body is over 1 KiB'),
+      415: error('unsupported_media_type: a body that is not application/json'),
+      422: error('validation_failed: a bad idempotency_key (path.idempotency_key) or confirmed_at'),
       503: unavailable,
     },
   },

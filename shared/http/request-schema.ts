@@ -48,10 +48,13 @@ export const NotificationRequestBody = z.strictObject({
 });
 export type NotificationRequestBody = z.infer<typeof NotificationRequestBody>;
 
-/** The optional `Idempotency-Key` header. */
+/** The optional `Idempotency-Key` header; also the `{idempotency_key}` of every path that names a command. */
 export const IdempotencyKeyHeader = z
   .string()
   .regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1-255 characters of [A-Za-z0-9._:-]');
+
+/** The `event_id` query of `GET /v1/notifications`: what an admitted body's `event_id` may be. */
+export const EventIdQuery = NotificationRequestBody.shape.event_id;
 
 /** One field error as the API returns it. */
 export interface FieldError {

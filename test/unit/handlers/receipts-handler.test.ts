@@ -187,6 +187,28 @@ describe('Twilio receipts handler', () => {
     expect(lines.map((l) => l.fields.result)).toEqual([expected]);
   });
 
+  it.each([
+    ['a key over 2,048 bytes', `${'k'.repeat(2_049)}#1`],
+    ["the reconciler's cursor partition", '_control#reconciler#1'],
+    ['a budget counter partition', 'LIMIT#dst#fp1:0123#15m#1#1'],
+  ])(
+    'answers 200 to a signed callback whose reference names %s, without asking the store',
+    async (_label, reference) => {
+      // Prepare: the store would refuse a key over 2,048 bytes (a 500, and Twilio retrying for hours).
+      const { handler, operations, lines } = await aHandler();
+
+      // Act
+      const response = await handler(
+        aCallback({ query: `client_reference=${encodeURIComponent(reference)}` }),
+      );
+
+      // Assess
+      expect(response.statusCode).toBe(200);
+      expect(operations).toEqual([]);
+      expect(lines.map((l) => l.fields.result)).toEqual(['unknown_reference']);
+    },
+  );
+
   it('answers 200 and writes nothing for a signed callback it cannot parse', async () => {
     // Prepare
     const { handler, operations } = await aHandler();
