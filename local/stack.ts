@@ -16,10 +16,11 @@ import {
   composeSender,
 } from '../shared/composition/handlers.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
-import { loadConfig, type ServiceConfig } from '../shared/config.js';
+import { loadConfig, loadLocalConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
 import type { Cipher } from '../shared/ports/cipher.js';
+import { SETTINGS, settingsEnv, settingsReader } from '../shared/settings.js';
 import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
@@ -117,6 +118,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
     const env = { ...process.env, ...(options.env ?? {}) };
+    // Every setting is checked before anything starts: a malformed one stops the start, named.
+    const read = settingsReader(env);
+    const local = loadLocalConfig(env);
     let dynamodbEndpoint = options.dynamodbEndpoint;
     if (!dynamodbEndpoint) {
       const ddb = await startDynamoDbLocal({
@@ -133,14 +137,18 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       sqsEndpoint = fauxqs.address;
     }
     const keys = await localKeys(options.dataDir);
-    const preConfig = loadConfig({ ...env, FINGERPRINT_KEY: env.FINGERPRINT_KEY ?? keys.fingerprintKey });
+    const preConfig = loadConfig({
+      ...env,
+      ...settingsEnv({ fingerprintKey: read(SETTINGS.fingerprintKey, keys.fingerprintKey) }),
+    });
     const fingerprinter = createFingerprinter(parseKey(preConfig.fingerprintKey ?? keys.fingerprintKey));
 
     // PROVIDER=sns|eum: the real AWS SDK clients talk to the AWS simulator (same control API).
-    const awsProvider = env.PROVIDER === 'sns' || env.PROVIDER === 'eum' ? env.PROVIDER : undefined;
+    const awsProvider =
+      preConfig.provider === 'sns' || preConfig.provider === 'eum' ? preConfig.provider : undefined;
     const awsSim = awsProvider
       ? await startAwsSimulator({
-          port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
+          port: options.simPort ?? local.ports.sim,
           fingerprint: (value) => fingerprinter.destination(value),
           ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
           ...(options.dataDir
@@ -154,7 +162,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const sim =
       awsSim ??
       (await startSimulator({
-        port: options.simPort ?? Number(env.SIM_PORT ?? 4010),
+        port: options.simPort ?? local.ports.sim,
         authToken: preConfig.providerAuthToken,
         fingerprint: (e164) => fingerprinter.destination(e164),
         // Bodies and numbers kept across restarts, sealed under a key derived from the stack's data key.
@@ -164,21 +172,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
       }));
     stops.push(sim.stop);
-    const awsEnv: Record<string, string> = awsSim
-      ? {
-          PROVIDER: awsProvider as string,
-          AWS_REGION: 'us-east-1',
-          SNS_ENDPOINT: env.SNS_ENDPOINT ?? awsSim.url,
-          LOGS_ENDPOINT: env.LOGS_ENDPOINT ?? awsSim.url,
-          EUM_ENDPOINT: env.EUM_ENDPOINT ?? awsSim.url,
-          SNS_DELIVERY_LOG_GROUPS: `${awsSim.logGroups.success},${awsSim.logGroups.failure}`,
-          EUM_ORIGINATION_IDENTITY: env.EUM_ORIGINATION_IDENTITY ?? 'pool-local',
-          EUM_CONFIGURATION_SET: env.EUM_CONFIGURATION_SET ?? 'reset-notifier',
-          EUM_EVENTS_TOPIC_ARN: awsSim.eventsTopicArn,
-        }
-      : { PROVIDER: 'simulator' };
+    const awsEnv = awsSim
+      ? settingsEnv({
+          provider: awsProvider,
+          awsRegion: 'us-east-1',
+          snsEndpoint: read(SETTINGS.snsEndpoint, awsSim.url),
+          logsEndpoint: read(SETTINGS.logsEndpoint, awsSim.url),
+          eumEndpoint: read(SETTINGS.eumEndpoint, awsSim.url),
+          snsDeliveryLogGroups: [awsSim.logGroups.success, awsSim.logGroups.failure],
+          eumOriginationIdentity: read(SETTINGS.eumOriginationIdentity, 'pool-local'),
+          eumConfigurationSet: read(SETTINGS.eumConfigurationSet, 'reset-notifier'),
+          eumEventsTopicArn: awsSim.eventsTopicArn,
+        })
+      : settingsEnv({ provider: 'simulator' });
 
-    const tableName = options.tableName ?? env.TABLE_NAME ?? 'reset-notifier';
+    const tableName = options.tableName ?? preConfig.tableName;
     const dynamodb = new DynamoDBClient({
       endpoint: dynamodbEndpoint,
       region: 'us-east-1',
@@ -186,21 +194,25 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     const sqs = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: localCredentials });
     await ensureTable(dynamodb, tableName);
-    const visibility = Number(env.QUEUE_VISIBILITY_TIMEOUT_SECONDS ?? 30);
-    const { queueUrl, dlqUrl } = await ensureQueues(sqs, options.queueName ?? `${tableName}-dispatch`, {
-      visibilityTimeoutSeconds: visibility,
-      maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5),
-    });
+    const queueSettings = {
+      visibilityTimeoutSeconds: local.queueVisibilityTimeoutSeconds,
+      maxReceiveCount: local.maxReceiveCount,
+    };
+    const { queueUrl, dlqUrl } = await ensureQueues(
+      sqs,
+      options.queueName ?? `${tableName}-dispatch`,
+      queueSettings,
+    );
     const reconcileQueues = await ensureQueues(
       sqs,
       options.queueName ? `${options.queueName}-reconcile` : `${tableName}-reconcile`,
-      { visibilityTimeoutSeconds: visibility, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) },
+      queueSettings,
     );
     // Status polls of `sent` messages on their own queue, as in AWS: they never delay an expiry.
     const pollQueues = await ensureQueues(
       sqs,
       options.queueName ? `${options.queueName}-status-poll` : `${tableName}-status-poll`,
-      { visibilityTimeoutSeconds: visibility, maxReceiveCount: Number(env.MAX_RECEIVE_COUNT ?? 5) },
+      queueSettings,
     );
 
     // The API listens before the configuration is built: the Twilio status-callback base is its own
@@ -211,48 +223,56 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       eumRouteHandler ? eumRouteHandler(req, res, url) : false;
     const api = await startHttpServer({
       handler: (event, context) => routeRequest(event, context),
-      port: options.apiPort ?? Number(env.PORT ?? 3000),
+      port: options.apiPort ?? local.ports.api,
       routes: [lateEumRoute, ...(options.routes ?? [])],
     });
     stops.push(api.stop);
 
+    const twilioBaseUrl = read(SETTINGS.twilioBaseUrl);
     const config = loadConfig({
       ...env,
-      // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
-      PROVIDER_STATUS_CALLBACK_BASE: env.PROVIDER_STATUS_CALLBACK_BASE || `${api.url}${TWILIO_RECEIPTS_PATH}`,
-      TABLE_NAME: tableName,
-      DISPATCH_QUEUE_URL: queueUrl,
-      RECONCILE_QUEUE_URL: reconcileQueues.queueUrl,
-      RECONCILE_POLL_QUEUE_URL: pollQueues.queueUrl,
-      // Receipts reach the local receipts route within seconds: a status poll is the fallback for
-      // one that did not come, as in AWS (120 s there), scaled to the local timings.
-      RECEIPT_GRACE_SECONDS: env.RECEIPT_GRACE_SECONDS ?? '10',
-      DYNAMODB_ENDPOINT: dynamodbEndpoint,
-      SQS_ENDPOINT: sqsEndpoint,
+      ...settingsEnv({
+        // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
+        twilioStatusCallbackBase: read(
+          SETTINGS.twilioStatusCallbackBase,
+          `${api.url}${TWILIO_RECEIPTS_PATH}`,
+        ),
+        tableName,
+        dispatchQueueUrl: queueUrl,
+        reconcileQueueUrl: reconcileQueues.queueUrl,
+        reconcilePollQueueUrl: pollQueues.queueUrl,
+        // Receipts reach the local receipts route within seconds: a status poll is the fallback for
+        // one that did not come, as in AWS (120 s there), scaled to the local timings.
+        receiptGrace: read(SETTINGS.receiptGrace, 10),
+        dynamodbEndpoint,
+        sqsEndpoint,
+      }),
       // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
       // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (DESIGN.md section 8);
       // otherwise the built-in Twilio simulator, posting its callbacks to our receipts route.
       ...(awsSim
-        ? { PROVIDER_BASE_URL: sim.url, ...awsEnv }
-        : env.PROVIDER === 'twilio' && env.PROVIDER_BASE_URL
-          ? { PROVIDER: 'twilio', PROVIDER_BASE_URL: env.PROVIDER_BASE_URL }
-          : {
-              PROVIDER: 'simulator',
-              PROVIDER_BASE_URL: sim.url,
+        ? { ...settingsEnv({ twilioBaseUrl: sim.url }), ...awsEnv }
+        : preConfig.provider === 'twilio' && twilioBaseUrl
+          ? settingsEnv({ provider: 'twilio', twilioBaseUrl })
+          : settingsEnv({
+              provider: 'simulator',
+              twilioBaseUrl: sim.url,
               // The simulator starts with no redaction and no list-lag fault active, so the local stack
               // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
-              PROVIDER_REDACTION: env.PROVIDER_REDACTION ?? 'off',
-              PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: env.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS ?? '0',
+              twilioRedaction: read(SETTINGS.twilioRedaction, 'off'),
+              twilioListLagAllowance: read(SETTINGS.twilioListLagAllowance, 0),
               // A simulated messaging service (Twilio schedules messages only through one) and a
               // number of the simulated account: absence is provable in a quiet account through the
               // scheduled-and-canceled probe (docs/providers/twilio.md). The sender stays fixed.
-              PROVIDER_FROM: env.PROVIDER_FROM ?? POOL_SENDER,
-              PROVIDER_MESSAGING_SERVICE_SID: env.PROVIDER_MESSAGING_SERVICE_SID ?? SIM_MESSAGING_SERVICE_SID,
-              PROVIDER_ABSENCE_PROBE_TO: env.PROVIDER_ABSENCE_PROBE_TO ?? SIM_OWNED_NUMBER,
-            }),
-      CIPHER: 'local',
-      LOCAL_DATA_KEY: env.LOCAL_DATA_KEY ?? keys.dataKey,
-      FINGERPRINT_KEY: preConfig.fingerprintKey ?? keys.fingerprintKey,
+              twilioFrom: read(SETTINGS.twilioFrom, POOL_SENDER),
+              twilioMessagingService: read(SETTINGS.twilioMessagingService, SIM_MESSAGING_SERVICE_SID),
+              twilioAbsenceProbeTo: read(SETTINGS.twilioAbsenceProbeTo, SIM_OWNED_NUMBER),
+            })),
+      ...settingsEnv({
+        cipher: 'local',
+        localDataKey: read(SETTINGS.localDataKey, keys.dataKey),
+        fingerprintKey: preConfig.fingerprintKey ?? keys.fingerprintKey,
+      }),
     });
     const logger = options.logger ?? new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' });
     const handlerDynamo = new DynamoDBClient({
@@ -361,16 +381,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await consume(
       reconcileQueues.queueUrl,
       (event) => reconcileWorker(event),
-      options.reconcileWorkerConcurrency ?? Number(env.RECONCILE_WORKER_CONCURRENCY ?? 2),
+      options.reconcileWorkerConcurrency ?? local.reconcileWorkerConcurrency,
     );
     await consume(
       pollQueues.queueUrl,
       (event) => reconcileWorker(event),
-      options.reconcilePollWorkerConcurrency ?? Number(env.RECONCILE_POLL_WORKER_CONCURRENCY ?? 2),
+      options.reconcilePollWorkerConcurrency ?? local.reconcilePollWorkerConcurrency,
     );
 
     const reconcileNow = () => inlineReconciler();
-    const intervalMs = options.reconcileIntervalMs ?? Number(env.RECONCILE_INTERVAL_SECONDS ?? 5) * 1000;
+    const intervalMs = options.reconcileIntervalMs ?? local.reconcileIntervalMs;
     const timer = startTimer(intervalMs, () => reconciler(), onError);
     stops.push(timer.stop);
 

@@ -2,6 +2,8 @@
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 import { parseArgs } from 'node:util';
+import { loadLocalConfig } from '../shared/config.js';
+import { SETTINGS } from '../shared/settings.js';
 import { consoleOptionsFromEnv, createConsoleRoute } from './console/route.js';
 import { JavaMissingError } from './dynamodb-local.js';
 import { busyPortMessage } from './ports.js';
@@ -10,18 +12,20 @@ import { startLocalStack } from './stack.js';
 /** `npm start [-- --data-dir DIR]`: the whole service on loopback, until Ctrl-C. */
 const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
 
-// Fixed ports so the operator CLI and curl find everything without configuration.
-const ports = {
-  api: Number(process.env.PORT ?? 3000),
-  sim: Number(process.env.SIM_PORT ?? 4010),
-  dynamodb: Number(process.env.DYNAMODB_PORT ?? 8000),
-  sqs: Number(process.env.SQS_PORT ?? 4566),
-};
+// Fixed ports so the operator CLI and curl find everything without configuration. A malformed
+// local setting stops here, named, like a malformed service setting does.
+let ports: ReturnType<typeof loadLocalConfig>['ports'];
+try {
+  ports = loadLocalConfig(process.env).ports;
+} catch (error) {
+  process.stderr.write(`\nfailed to start: ${(error as Error).message}\n`);
+  process.exit(1);
+}
 const busy = await busyPortMessage([
-  { port: ports.api, variable: 'PORT' },
-  { port: ports.sim, variable: 'SIM_PORT' },
-  { port: ports.dynamodb, variable: 'DYNAMODB_PORT' },
-  { port: ports.sqs, variable: 'SQS_PORT' },
+  { port: ports.api, variable: SETTINGS.apiPort.env },
+  { port: ports.sim, variable: SETTINGS.simPort.env },
+  { port: ports.dynamodb, variable: SETTINGS.dynamodbPort.env },
+  { port: ports.sqs, variable: SETTINGS.sqsPort.env },
 ]);
 if (busy) {
   process.stderr.write(`${busy}\n`);

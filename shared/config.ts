@@ -1,18 +1,10 @@
-import {
-  type BudgetPolicy,
-  DEFAULT_DESTINATION_LIMITS,
-  parseCountryLimits,
-  parseDestinationLimits,
-} from './domain/budgets.js';
+import type { BudgetPolicy } from './domain/budgets.js';
 import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
-import { parseHosts } from './domain/sms-body.js';
-import {
-  DEFAULT_ALLOWED_NUMBER_TYPES,
-  type DestinationNumberType,
-  parseCountries,
-  parseNumberTypes,
-} from './http/destination.js';
-import { readNumber, SETTINGS, type Setting } from './settings.js';
+import type { DestinationNumberType } from './http/destination.js';
+import { type Env, readNumber, SETTINGS, type Setting, settingsReader } from './settings.js';
+
+/** Twilio's magic test sender, the local default `From` when no messaging service is set. */
+const TWILIO_TEST_SENDER = '+15005550006';
 
 /**
  * Settings read from the environment, in one place. Lambda gets them from the stack; the local
@@ -112,115 +104,133 @@ export interface ServiceConfig {
   readonly policy: DispatchPolicy;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name] ?? fallback;
-  if (!(allowed as readonly string[]).includes(raw))
-    throw new Error(`${name} must be one of ${allowed.join(', ')}`);
-  return raw as T;
+/** `{ [key]: value }`, or nothing when the value is unset. */
+function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-function opt<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
-  return (value === undefined || value === '' ? {} : { [key]: value }) as { [P in K]?: string };
-}
-
-function list(raw: string | undefined): string[] {
-  return (raw ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter(Boolean);
-}
-
-/** Reads the service configuration; throws with the variable's name when one is malformed. */
+/**
+ * Reads the service configuration: every variable through its entry in the settings table
+ * (shared/settings.ts); throws with the variable's name when one is malformed.
+ */
 export function loadConfig(env: Env = process.env): ServiceConfig {
-  const seconds = (setting: Setting) => readNumber(env, setting) * 1000;
+  const read = settingsReader(env);
+  const seconds = (setting: Setting<number>) => readNumber(env, setting) * 1000;
+  const provider = read(SETTINGS.provider);
+  const messagingServiceSid = read(SETTINGS.twilioMessagingService);
+  const providerBaseUrl = read(SETTINGS.twilioBaseUrl, `http://127.0.0.1:${read(SETTINGS.simPort)}`);
   return {
-    tableName: env.TABLE_NAME ?? 'reset-notifier',
-    dispatchQueueUrl: env.DISPATCH_QUEUE_URL ?? '',
-    region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
-    ...opt('dynamodbEndpoint', env.DYNAMODB_ENDPOINT),
-    ...opt('sqsEndpoint', env.SQS_ENDPOINT),
-    provider: oneOf(env, 'PROVIDER', ['simulator', 'twilio', 'sns', 'eum'] as const, 'simulator'),
-    providerBaseUrl: env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`,
-    providerAccountSid: env.PROVIDER_ACCOUNT_SID ?? 'ACsimulator',
-    providerAuthToken: env.PROVIDER_AUTH_TOKEN ?? 'simulator-token',
+    tableName: read(SETTINGS.tableName),
+    dispatchQueueUrl: read(SETTINGS.dispatchQueueUrl, ''),
+    region: read(SETTINGS.awsRegion, read(SETTINGS.awsDefaultRegion)),
+    ...opt('dynamodbEndpoint', read(SETTINGS.dynamodbEndpoint)),
+    ...opt('sqsEndpoint', read(SETTINGS.sqsEndpoint)),
+    provider,
+    providerBaseUrl,
+    providerAccountSid: read(SETTINGS.twilioAccountSid),
+    providerAuthToken: read(SETTINGS.twilioAuthToken),
     // The Twilio test sender is the default only when no messaging service is configured.
-    ...opt(
-      'providerFrom',
-      env.PROVIDER_FROM ?? (env.PROVIDER_MESSAGING_SERVICE_SID ? undefined : '+15005550006'),
-    ),
-    ...opt('providerMessagingServiceSid', env.PROVIDER_MESSAGING_SERVICE_SID),
-    providerRedaction: oneOf(env, 'PROVIDER_REDACTION', ['on', 'off'] as const, 'on'),
-    providerListLagAllowanceMs: readNumber(env, SETTINGS.twilioListLagAllowance, 60) * 1000,
-    ...opt('providerAbsenceProbeTo', env[SETTINGS.twilioAbsenceProbeTo.env]),
-    ...opt('providerAuthTokenSecretArn', env.PROVIDER_AUTH_TOKEN_SECRET_ARN),
-    ...opt('snsSenderId', env.SNS_SENDER_ID),
-    snsDeliveryLogGroups: list(env.SNS_DELIVERY_LOG_GROUPS),
-    ...opt('snsEndpoint', env.SNS_ENDPOINT),
-    ...opt('logsEndpoint', env.LOGS_ENDPOINT),
-    ...opt('eumOriginationIdentity', env.EUM_ORIGINATION_IDENTITY),
-    ...opt('eumConfigurationSet', env.EUM_CONFIGURATION_SET),
-    ...opt('eumMaxPrice', env.EUM_MAX_PRICE),
-    ...opt('eumProtectConfigurationId', env.EUM_PROTECT_CONFIGURATION_ID),
-    eumMessageFeedback: oneOf(env, 'EUM_MESSAGE_FEEDBACK', ['on', 'off'] as const, 'off') === 'on',
-    ...opt('eumEventsTopicArn', env.EUM_EVENTS_TOPIC_ARN),
-    ...opt('eumEndpoint', env.EUM_ENDPOINT),
-    allowedDestinationPrefixes: list(env.ALLOWED_DESTINATION_PREFIXES),
-    budgets: {
-      destination: parseDestinationLimits(env.DESTINATION_LIMITS || DEFAULT_DESTINATION_LIMITS),
-      country: parseCountryLimits(env.COUNTRY_LIMITS ?? ''),
-    },
-    allowedNumberTypes: parseNumberTypes(env.ALLOWED_NUMBER_TYPES || DEFAULT_ALLOWED_NUMBER_TYPES.join(',')),
-    allowedDestinationCountries: parseCountries(env.ALLOWED_DESTINATION_COUNTRIES ?? ''),
-    resetUrlHosts: parseHosts(env.RESET_URL_HOSTS ?? ''),
-    maxSmsSegments: readNumber(env, SETTINGS.maxSmsSegments),
+    ...opt('providerFrom', read(SETTINGS.twilioFrom, messagingServiceSid ? undefined : TWILIO_TEST_SENDER)),
+    ...opt('providerMessagingServiceSid', messagingServiceSid),
+    providerRedaction: read(SETTINGS.twilioRedaction),
+    providerListLagAllowanceMs: seconds(SETTINGS.twilioListLagAllowance),
+    ...opt('providerAbsenceProbeTo', read(SETTINGS.twilioAbsenceProbeTo)),
+    ...opt('providerAuthTokenSecretArn', read(SETTINGS.twilioAuthTokenSecret)),
+    ...opt('snsSenderId', read(SETTINGS.snsSenderId)),
+    snsDeliveryLogGroups: read(SETTINGS.snsDeliveryLogGroups, []),
+    ...opt('snsEndpoint', read(SETTINGS.snsEndpoint)),
+    ...opt('logsEndpoint', read(SETTINGS.logsEndpoint)),
+    ...opt('eumOriginationIdentity', read(SETTINGS.eumOriginationIdentity)),
+    ...opt('eumConfigurationSet', read(SETTINGS.eumConfigurationSet)),
+    ...opt('eumMaxPrice', read(SETTINGS.eumMaxPrice)),
+    ...opt('eumProtectConfigurationId', read(SETTINGS.eumProtectConfigurationId)),
+    eumMessageFeedback: read(SETTINGS.eumMessageFeedback) === 'on',
+    ...opt('eumEventsTopicArn', read(SETTINGS.eumEventsTopicArn)),
+    ...opt('eumEndpoint', read(SETTINGS.eumEndpoint)),
+    allowedDestinationPrefixes: read(SETTINGS.allowedDestinationPrefixes, []),
+    budgets: { destination: read(SETTINGS.destinationLimits), country: read(SETTINGS.countryLimits) },
+    allowedNumberTypes: read(SETTINGS.allowedNumberTypes),
+    allowedDestinationCountries: read(SETTINGS.allowedDestinationCountries, []),
+    resetUrlHosts: read(SETTINGS.resetUrlHosts, []),
+    maxSmsSegments: read(SETTINGS.maxSmsSegments),
     // The built-in simulator has its own callback sink; a real Twilio endpoint has no default.
     ...opt(
       'providerStatusCallbackBase',
-      env.PROVIDER_STATUS_CALLBACK_BASE ||
-        ((env.PROVIDER ?? 'simulator') === 'simulator'
-          ? `${(env.PROVIDER_BASE_URL ?? `http://127.0.0.1:${env.SIM_PORT ?? '4010'}`).replace(/\/+$/, '')}/_callbacks/status`
-          : undefined),
+      read(
+        SETTINGS.twilioStatusCallbackBase,
+        provider === 'simulator' ? `${providerBaseUrl.replace(/\/+$/, '')}/_callbacks/status` : undefined,
+      ),
     ),
-    providerLookupTimeoutMs: readNumber(
-      env,
-      SETTINGS.providerLookupTimeout,
-      readNumber(env, SETTINGS.providerTimeout),
-    ),
-    cipher: oneOf(env, 'CIPHER', ['local', 'kms'] as const, 'local'),
-    ...opt('localDataKey', env.LOCAL_DATA_KEY),
-    ...opt('kmsKeyId', env.KMS_KEY_ID),
-    ...opt('fingerprintKey', env.FINGERPRINT_KEY),
-    ...opt('fingerprintKeyParameter', env.FINGERPRINT_KEY_PARAMETER),
-    ...opt('fingerprintKeySecretArn', env.FINGERPRINT_KEY_SECRET_ARN),
-    evidenceRetentionDays: readNumber(env, SETTINGS.evidenceRetention),
-    maxExpiryHours: readNumber(env, SETTINGS.maxExpiry),
-    ...opt('reconcileQueueUrl', env.RECONCILE_QUEUE_URL),
-    ...opt('reconcilePollQueueUrl', env.RECONCILE_POLL_QUEUE_URL),
-    reconcileMaxItemsPerPass: readNumber(env, SETTINGS.reconcileMaxItems),
+    providerLookupTimeoutMs: readNumber(env, SETTINGS.providerLookupTimeout, read(SETTINGS.providerTimeout)),
+    cipher: read(SETTINGS.cipher),
+    ...opt('localDataKey', read(SETTINGS.localDataKey)),
+    ...opt('kmsKeyId', read(SETTINGS.kmsKey)),
+    ...opt('fingerprintKey', read(SETTINGS.fingerprintKey)),
+    ...opt('fingerprintKeyParameter', read(SETTINGS.fingerprintKeyParameter)),
+    ...opt('fingerprintKeySecretArn', read(SETTINGS.fingerprintKeySecret)),
+    evidenceRetentionDays: read(SETTINGS.evidenceRetention),
+    maxExpiryHours: read(SETTINGS.maxExpiry),
+    ...opt('reconcileQueueUrl', read(SETTINGS.reconcileQueueUrl)),
+    ...opt('reconcilePollQueueUrl', read(SETTINGS.reconcilePollQueueUrl)),
+    reconcileMaxItemsPerPass: read(SETTINGS.reconcileMaxItems),
     reconcileResweepMs: seconds(SETTINGS.reconcileResweep),
-    reconcileMaxRounds: readNumber(env, SETTINGS.reconcileMaxRounds),
-    reconcilePassesPerRun: readNumber(env, SETTINGS.reconcilePassesPerRun),
+    reconcileMaxRounds: read(SETTINGS.reconcileMaxRounds),
+    reconcilePassesPerRun: read(SETTINGS.reconcilePassesPerRun),
     reconcilePassSpacingMs: seconds(SETTINGS.reconcilePassSpacing),
-    ...(env.PROVIDER_LOOKUP_RATE_PER_SECOND === undefined || env.PROVIDER_LOOKUP_RATE_PER_SECOND === ''
-      ? {}
-      : { providerLookupRatePerSecond: readNumber(env, SETTINGS.providerLookupRate) }),
+    ...opt('providerLookupRatePerSecond', read(SETTINGS.providerLookupRate)),
     receiptGraceMs: seconds(SETTINGS.receiptGrace),
     // Every timing setting from the one table (shared/settings.ts), whose local defaults are the domain's.
     policy: {
       ...DEFAULT_POLICY,
       dispatchMarginMs: seconds(SETTINGS.dispatchMargin),
-      providerTimeoutMs: readNumber(env, SETTINGS.providerTimeout),
+      providerTimeoutMs: read(SETTINGS.providerTimeout),
       reconcileSettleMs: seconds(SETTINGS.reconcileSettle),
       statusHorizonMs: seconds(SETTINGS.statusHorizon),
       statusPollMs: seconds(SETTINGS.statusPoll),
       queueSafetyNetMs: seconds(SETTINGS.queueSafetyNet),
-      leaseSlackMs: readNumber(env, SETTINGS.leaseSlack),
-      backoffBaseMs: readNumber(env, SETTINGS.backoffBase),
-      backoffMaxMs: readNumber(env, SETTINGS.backoffMax),
-      maxAttempts: readNumber(env, SETTINGS.maxAttempts),
+      leaseSlackMs: read(SETTINGS.leaseSlack),
+      backoffBaseMs: read(SETTINGS.backoffBase),
+      backoffMaxMs: read(SETTINGS.backoffMax),
+      maxAttempts: read(SETTINGS.maxAttempts),
     },
+  };
+}
+
+/** The local stack's own settings (`npm start`, the tests' stacks, the benchmarks). */
+export interface LocalConfig {
+  readonly ports: {
+    readonly api: number;
+    readonly sim: number;
+    readonly dynamodb: number;
+    readonly sqs: number;
+  };
+  readonly reconcileIntervalMs: number;
+  readonly reconcileWorkerConcurrency: number;
+  readonly reconcilePollWorkerConcurrency: number;
+  readonly queueVisibilityTimeoutSeconds: number;
+  readonly maxReceiveCount: number;
+  readonly consoleEnabled: boolean;
+}
+
+/**
+ * Reads the local stack's settings (scope `local` in the settings table) with the same codecs as
+ * the service's: `RECONCILE_WORKER_CONCURRENCY=abc` stops the start with the variable's name.
+ */
+export function loadLocalConfig(env: Env = process.env): LocalConfig {
+  const read = settingsReader(env);
+  return {
+    ports: {
+      api: read(SETTINGS.apiPort),
+      sim: read(SETTINGS.simPort),
+      dynamodb: read(SETTINGS.dynamodbPort),
+      sqs: read(SETTINGS.sqsPort),
+    },
+    reconcileIntervalMs: read(SETTINGS.reconcileInterval) * 1000,
+    reconcileWorkerConcurrency: read(SETTINGS.reconcileWorkers),
+    reconcilePollWorkerConcurrency: read(SETTINGS.reconcilePollWorkers),
+    queueVisibilityTimeoutSeconds: read(SETTINGS.queueVisibilityTimeout),
+    maxReceiveCount: read(SETTINGS.maxReceiveCount),
+    consoleEnabled: read(SETTINGS.console),
   };
 }
 

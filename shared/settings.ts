@@ -1,34 +1,83 @@
 import { z } from 'zod';
-import { DEFAULT_DESTINATION_LIMITS } from './domain/budgets.js';
+import { DEFAULT_DESTINATION_LIMITS, parseCountryLimits, parseDestinationLimits } from './domain/budgets.js';
+import { InvalidConfigurationError } from './domain/errors.js';
 import { DEFAULT_POLICY } from './domain/policy.js';
-import { DEFAULT_MAX_SMS_SEGMENTS } from './domain/sms-body.js';
+import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from './domain/sms-body.js';
+import { DEFAULT_ALLOWED_NUMBER_TYPES, parseCountries, parseNumberTypes } from './http/destination.js';
 
 /**
- * The service's settings, one entry per environment variable: its unit, its default where the
- * functions read it without the stack's help (`local`: `npm start`, the tests, the CLI), the value
- * the CDK stack writes in AWS (`aws`), and what it means. `loadConfig` reads the numeric ones through
- * {@link readNumber}, the stack takes its defaults from `aws`, and `docs/configuration.md` is
- * generated from this table (`npm run docs:config`; a unit test keeps it current).
+ * The service's settings, one entry per environment variable, and the only place their names are
+ * spelled: the variable, the zod codec that parses its text, its default where the functions read
+ * it without the stack's help (`local`: `npm start`, the tests, the CLI), the value the CDK stack
+ * writes in AWS (`aws`), its scope and what it means. `loadConfig` and `loadLocalConfig` read every
+ * entry through {@link readSetting}, the stack and the local runtime write environments through
+ * {@link settingsEnv}, and `docs/configuration.md` is generated from this table
+ * (`npm run docs:config`; a unit test keeps it current). As with Powertools' `getNumberFromEnv`
+ * and middy's option schema, a malformed value fails at start with the variable's name, never
+ * silently (a unit test keeps every reader on this path).
  */
-export interface Setting {
+export interface Setting<T = unknown> {
+  /** The environment variable (one per entry). */
   readonly env: string;
   /** How the value is written. */
   readonly unit: 'ms' | 's' | 'h' | 'days' | 'count' | 'per second' | 'text' | 'list' | 'url' | 'on/off';
-  /** Default when the variable is unset outside AWS, as the reader sees it (undefined: none). */
+  /** Parses the variable's text (blank counts as unset); its issues become the error message. */
+  readonly codec: z.ZodType<T>;
+  /** Default when the variable is unset outside AWS, in the variable's own spelling (undefined: none). */
   readonly local?: string | number;
+  /** How the docs describe the local default when it is not one plain value. */
+  readonly localNote?: string;
   /** What AWS runs with: the stack's value, or a note when the stack derives it. */
   readonly aws?: string | number;
   readonly description: string;
-  /** Where the reader is: the service (`service`) or the local stack only (`local`). */
+  /** Who reads it: the service's functions (`service`) or the local stack only (`local`). */
   readonly scope: 'service' | 'local';
-  /** A numeric setting: the constraints of its value. */
-  readonly number?: { readonly integer?: boolean; readonly min?: number };
 }
 
+/** A number within `min` (and whole when `integer`), with the messages every numeric setting shares. */
+const numberCodec = ({ min, integer = false }: { readonly min: number; readonly integer?: boolean }) => {
+  let schema = z.coerce.number({ error: 'must be a number' }).refine(Number.isFinite, 'must be a number');
+  schema = schema.refine((v) => v >= min, `must be at least ${min}`);
+  return integer ? schema.refine(Number.isInteger, 'must be a whole number') : schema;
+};
+const text = z.string();
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
+/** Comma-separated items, trimmed, empty ones dropped. */
+const list = z.string().transform((raw) =>
+  raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
+/** A flag that is on unless written `false`, `0`, `off` or `no`. */
+const enabled = z.string().transform((raw) => !['false', '0', 'off', 'no'].includes(raw.toLowerCase()));
+/** A value the domain parses itself (its own error names the variable). */
+const parsedBy = <T>(parse: (raw: string) => T) => z.string().transform((raw) => parse(raw));
+
 const ms = <A extends number>(description: string, local: number, aws: A) =>
-  ({ unit: 'ms', local, aws, description, scope: 'service', number: { integer: true, min: 0 } }) as const;
+  ({
+    unit: 'ms',
+    local,
+    aws,
+    description,
+    scope: 'service',
+    codec: numberCodec({ min: 0, integer: true }),
+  }) as const;
 const sec = <A extends number>(description: string, local: number, aws: A) =>
-  ({ unit: 's', local, aws, description, scope: 'service', number: { min: 0 } }) as const;
+  ({ unit: 's', local, aws, description, scope: 'service', codec: numberCodec({ min: 0 }) }) as const;
+const url = (description: string, rest: Partial<Setting<string>> = {}) =>
+  ({ unit: 'url', codec: text, description, scope: 'service', ...rest }) as const;
+const localCount = (env: string, local: number, description: string, aws?: string) =>
+  ({
+    env,
+    unit: 'count',
+    local,
+    ...(aws === undefined ? {} : { aws }),
+    description,
+    scope: 'local',
+    codec: numberCodec({ min: 1, integer: true }),
+  }) as const;
 
 /** Every setting, by the name the code uses for it. */
 export const SETTINGS = {
@@ -40,11 +89,11 @@ export const SETTINGS = {
   providerLookupTimeout: {
     env: 'PROVIDER_LOOKUP_TIMEOUT_MS',
     unit: 'ms',
-    local: '= `PROVIDER_TIMEOUT_MS`',
+    localNote: '= `PROVIDER_TIMEOUT_MS`',
     aws: '= `PROVIDER_TIMEOUT_MS`',
     description: 'upper bound of one status lookup (every page, the canary, the window scan)',
     scope: 'service',
-    number: { integer: true, min: 0 },
+    codec: numberCodec({ min: 0, integer: true }),
   },
   dispatchMargin: {
     env: 'DISPATCH_MARGIN_SECONDS',
@@ -97,7 +146,7 @@ export const SETTINGS = {
     aws: DEFAULT_POLICY.maxAttempts,
     description: 'provider attempts per command',
     scope: 'service',
-    number: { integer: true, min: 1 },
+    codec: numberCodec({ min: 1, integer: true }),
   },
   receiptGrace: {
     env: 'RECEIPT_GRACE_SECONDS',
@@ -115,7 +164,7 @@ export const SETTINGS = {
     aws: 24,
     description: 'how far ahead `expires_at` may be',
     scope: 'service',
-    number: { min: 0 },
+    codec: numberCodec({ min: 0 }),
   },
   evidenceRetention: {
     env: 'EVIDENCE_RETENTION_DAYS',
@@ -124,7 +173,7 @@ export const SETTINGS = {
     aws: 400,
     description: 'TTL = `expires_at` + this',
     scope: 'service',
-    number: { min: 0 },
+    codec: numberCodec({ min: 0 }),
   },
   reconcileMaxItems: {
     env: 'RECONCILE_MAX_ITEMS_PER_PASS',
@@ -134,7 +183,7 @@ export const SETTINGS = {
     description:
       'due entries one scheduled pass reads, shared fairly by the shards ([reconciler.md](reconciler.md))',
     scope: 'service',
-    number: { integer: true, min: 0 },
+    codec: numberCodec({ min: 0, integer: true }),
   },
   reconcileMaxRounds: {
     env: 'RECONCILE_MAX_ROUNDS_PER_PASS',
@@ -144,7 +193,7 @@ export const SETTINGS = {
     description:
       'a pass that fills its round of `RECONCILE_MAX_ITEMS_PER_PASS` reads another, up to this many ([reconciler.md](reconciler.md))',
     scope: 'service',
-    number: { integer: true, min: 1 },
+    codec: numberCodec({ min: 1, integer: true }),
   },
   reconcilePassesPerRun: {
     env: 'RECONCILE_PASSES_PER_RUN',
@@ -154,7 +203,7 @@ export const SETTINGS = {
     description:
       'passes one scheduled invocation runs, `RECONCILE_PASS_SPACING_SECONDS` apart: EventBridge fires once a minute at most ([reconciler.md](reconciler.md))',
     scope: 'service',
-    number: { integer: true, min: 1 },
+    codec: numberCodec({ min: 1, integer: true }),
   },
   reconcilePassSpacing: {
     env: 'RECONCILE_PASS_SPACING_SECONDS',
@@ -175,7 +224,7 @@ export const SETTINGS = {
     description:
       'lookups per second per container (token bucket; default none); SNS: `FilterLogEvents` calls (default 4)',
     scope: 'service',
-    number: { min: 0 },
+    codec: numberCodec({ min: 0 }),
   },
   maxSmsSegments: {
     env: 'MAX_SMS_SEGMENTS',
@@ -184,7 +233,7 @@ export const SETTINGS = {
     aws: DEFAULT_MAX_SMS_SEGMENTS,
     description: 'most segments of the rendered SMS (GSM-7: 160/153 chars, UCS-2: 70/67)',
     scope: 'service',
-    number: { integer: true, min: 1 },
+    codec: numberCodec({ min: 1, integer: true }),
   },
   destinationLimits: {
     env: 'DESTINATION_LIMITS',
@@ -194,6 +243,7 @@ export const SETTINGS = {
     description:
       'admitted resets per destination per window (`count/window`, `s m h d`), or `off` ([abuse-limits.md](abuse-limits.md))',
     scope: 'service',
+    codec: parsedBy((raw) => parseDestinationLimits(raw, 'DESTINATION_LIMITS')),
   },
   countryLimits: {
     env: 'COUNTRY_LIMITS',
@@ -202,32 +252,37 @@ export const SETTINGS = {
     aws: 'off',
     description: 'per-country budgets: `US:500/1h,GB:50/1h`, or `100/1h` for every country',
     scope: 'service',
+    codec: parsedBy((raw) => parseCountryLimits(raw, 'COUNTRY_LIMITS')),
   },
   allowedNumberTypes: {
     env: 'ALLOWED_NUMBER_TYPES',
     unit: 'list',
-    local: 'MOBILE,FIXED_LINE_OR_MOBILE',
-    aws: 'MOBILE,FIXED_LINE_OR_MOBILE',
+    local: DEFAULT_ALLOWED_NUMBER_TYPES.join(','),
+    aws: DEFAULT_ALLOWED_NUMBER_TYPES.join(','),
     description: 'libphonenumber types sent to (`any` = all); others get `422 destination_not_allowed`',
     scope: 'service',
+    codec: parsedBy((raw) => parseNumberTypes(raw, 'ALLOWED_NUMBER_TYPES')),
   },
   allowedDestinationCountries: {
     env: 'ALLOWED_DESTINATION_COUNTRIES',
     unit: 'list',
     description: "ISO 3166 region codes (`US,CA`), checked on the number's region; default any",
     scope: 'service',
+    codec: parsedBy((raw) => parseCountries(raw, 'ALLOWED_DESTINATION_COUNTRIES')),
   },
   allowedDestinationPrefixes: {
     env: 'ALLOWED_DESTINATION_PREFIXES',
     unit: 'list',
     description: 'comma-separated E.164 prefixes (`+1,+44`); other numbers get `422`; default any',
     scope: 'service',
+    codec: list,
   },
   resetUrlHosts: {
     env: 'RESET_URL_HOSTS',
     unit: 'list',
     description: 'hosts a `reset_url` may point at (`id.example.com`); default any',
     scope: 'service',
+    codec: parsedBy(parseHosts),
   },
   // Where things are.
   tableName: {
@@ -237,44 +292,57 @@ export const SETTINGS = {
     aws: 'set by the stack',
     description: 'the table',
     scope: 'service',
+    codec: text,
   },
-  dispatchQueueUrl: {
-    env: 'DISPATCH_QUEUE_URL',
-    unit: 'url',
-    aws: 'set by the stack',
-    description: 'the dispatch queue',
-    scope: 'service',
-  },
+  dispatchQueueUrl: { env: 'DISPATCH_QUEUE_URL', ...url('the dispatch queue', { aws: 'set by the stack' }) },
   reconcileQueueUrl: {
     env: 'RECONCILE_QUEUE_URL',
-    unit: 'url',
-    aws: 'set by the stack',
-    description: 'the scheduled pass only enqueues due keys here; unset: it handles them itself',
-    scope: 'service',
+    ...url('the scheduled pass only enqueues due keys here; unset: it handles them itself', {
+      aws: 'set by the stack',
+    }),
   },
   reconcilePollQueueUrl: {
     env: 'RECONCILE_POLL_QUEUE_URL',
-    unit: 'url',
-    aws: 'set by the stack',
-    description:
+    ...url(
       'the pass enqueues the status polls of `sent` messages here, behind no expiry; unset: they share `RECONCILE_QUEUE_URL`',
-    scope: 'service',
+      { aws: 'set by the stack' },
+    ),
   },
-  region: {
-    env: 'AWS_REGION, AWS_DEFAULT_REGION',
+  awsRegion: {
+    env: 'AWS_REGION',
     unit: 'text',
-    local: 'us-east-1',
+    localNote: '`AWS_DEFAULT_REGION`',
     aws: 'set by Lambda',
     description: 'the Region of the SDK clients',
     scope: 'service',
+    codec: text,
   },
-  dynamodbEndpoint: {
-    env: 'DYNAMODB_ENDPOINT',
-    unit: 'url',
-    description: 'DynamoDB Local (unset in AWS)',
+  awsDefaultRegion: {
+    env: 'AWS_DEFAULT_REGION',
+    unit: 'text',
+    local: 'us-east-1',
+    description: 'the Region when `AWS_REGION` is unset',
     scope: 'service',
+    codec: text,
   },
-  sqsEndpoint: { env: 'SQS_ENDPOINT', unit: 'url', description: 'fauxqs (unset in AWS)', scope: 'service' },
+  dynamodbEndpoint: { env: 'DYNAMODB_ENDPOINT', ...url('DynamoDB Local (unset in AWS)') },
+  sqsEndpoint: { env: 'SQS_ENDPOINT', ...url('fauxqs (unset in AWS)') },
+  powertoolsServiceName: {
+    env: 'POWERTOOLS_SERVICE_NAME',
+    unit: 'text',
+    aws: 'set by the stack',
+    description: 'the `service` dimension of the metrics and the logs (read by Powertools)',
+    scope: 'service',
+    codec: text,
+  },
+  powertoolsMetricsNamespace: {
+    env: 'POWERTOOLS_METRICS_NAMESPACE',
+    unit: 'text',
+    aws: 'set by the stack',
+    description: 'where Powertools `Metrics` publishes the EMF metrics the alarms read',
+    scope: 'service',
+    codec: text,
+  },
   // The provider.
   provider: {
     env: 'PROVIDER',
@@ -284,50 +352,74 @@ export const SETTINGS = {
     description:
       '`simulator`, `twilio`, `sns` or `eum` ([providers/aws.md](providers/aws.md), [providers/twilio.md](providers/twilio.md))',
     scope: 'service',
+    codec: oneOf(['simulator', 'twilio', 'sns', 'eum']),
   },
-  twilio: {
-    env: 'PROVIDER_BASE_URL, PROVIDER_ACCOUNT_SID, PROVIDER_AUTH_TOKEN, PROVIDER_FROM',
+  twilioBaseUrl: {
+    env: 'PROVIDER_BASE_URL',
+    ...url('the Twilio(-compatible) endpoint', { localNote: "the simulator's (`SIM_PORT`)" }),
+  },
+  twilioAccountSid: {
+    env: 'PROVIDER_ACCOUNT_SID',
     unit: 'text',
-    local: "the simulator's",
-    description: 'Twilio endpoint, account, token (locally) and sender',
+    local: 'ACsimulator',
+    description: 'the Twilio account',
     scope: 'service',
+    codec: text,
+  },
+  twilioAuthToken: {
+    env: 'PROVIDER_AUTH_TOKEN',
+    unit: 'text',
+    local: 'simulator-token',
+    description: 'the Twilio auth token (locally; AWS reads `PROVIDER_AUTH_TOKEN_SECRET_ARN`)',
+    scope: 'service',
+    codec: text,
+  },
+  twilioFrom: {
+    env: 'PROVIDER_FROM',
+    unit: 'text',
+    localNote: '`+15005550006` unless a messaging service is set',
+    description: 'the Twilio sender',
+    scope: 'service',
+    codec: text,
   },
   twilioMessagingService: {
     env: 'PROVIDER_MESSAGING_SERVICE_SID',
     unit: 'text',
     description: 'send through a Twilio messaging service (`MG...`) instead of, or with, `PROVIDER_FROM`',
     scope: 'service',
+    codec: text,
   },
   twilioStatusCallbackBase: {
     env: 'PROVIDER_STATUS_CALLBACK_BASE',
-    unit: 'url',
-    local: 'own receipts route',
-    aws: 'set by the stack',
-    description:
+    ...url(
       'where Twilio posts status callbacks (`<API>/v1/receipts/twilio`); required for `PROVIDER=twilio`',
-    scope: 'service',
+      { localNote: 'own receipts route', aws: 'set by the stack' },
+    ),
   },
   twilioRedaction: {
     env: 'PROVIDER_REDACTION',
     unit: 'on/off',
-    local: 'on (`npm start`: off for its simulator)',
+    local: 'on',
+    localNote: 'on (`npm start`: off for its simulator)',
     aws: 'on',
     description: 'what the deployment declares about Twilio Message Redaction; `on` disables absence proofs',
     scope: 'service',
+    codec: oneOf(['on', 'off']),
   },
   twilioListLagAllowance: {
     env: 'PROVIDER_LIST_LAG_ALLOWANCE_SECONDS',
     ...sec('how long a new message may be missing from Twilio list reads', 60, 60),
-    local: '60 (`npm start`: 0 for its simulator)',
+    localNote: '60 (`npm start`: 0 for its simulator)',
   },
   twilioAbsenceProbeTo: {
     env: 'PROVIDER_ABSENCE_PROBE_TO',
     unit: 'text',
-    local: 'unset (`npm start`: a number of its simulator)',
+    localNote: 'unset (`npm start`: a number of its simulator)',
     aws: 'unset',
     description:
       'a number you own (E.164, best a Twilio number of the account): with `PROVIDER_MESSAGING_SERVICE_SID` and redaction `off`, absence is proven in a quiet account by a scheduled message to it, canceled at once ([providers/twilio.md](providers/twilio.md))',
     scope: 'service',
+    codec: text,
   },
   twilioAuthTokenSecret: {
     env: 'PROVIDER_AUTH_TOKEN_SECRET_ARN',
@@ -335,27 +427,82 @@ export const SETTINGS = {
     aws: 'set by the stack (Twilio)',
     description: 'Secrets Manager secret with the Twilio auth token; read on first use',
     scope: 'service',
+    codec: text,
   },
-  sns: {
-    env: 'SNS_SENDER_ID, SNS_DELIVERY_LOG_GROUPS',
+  snsSenderId: {
+    env: 'SNS_SENDER_ID',
+    unit: 'text',
+    aws: 'set by the stack (SNS)',
+    description: 'SNS sender id',
+    scope: 'service',
+    codec: text,
+  },
+  snsDeliveryLogGroups: {
+    env: 'SNS_DELIVERY_LOG_GROUPS',
     unit: 'list',
     aws: 'set by the stack (SNS)',
-    description: 'SNS sender id; the delivery-status log groups the reconciler reads',
+    description: 'the SNS delivery-status log groups the reconciler reads',
     scope: 'service',
+    codec: list,
   },
-  eum: {
-    env: 'EUM_ORIGINATION_IDENTITY, EUM_CONFIGURATION_SET, EUM_MAX_PRICE, EUM_PROTECT_CONFIGURATION_ID, EUM_MESSAGE_FEEDBACK, EUM_EVENTS_TOPIC_ARN',
+  eumOriginationIdentity: {
+    env: 'EUM_ORIGINATION_IDENTITY',
     unit: 'text',
     aws: 'set by the stack (End User Messaging)',
-    description: 'End User Messaging settings ([providers/aws.md](providers/aws.md))',
+    description:
+      'End User Messaging phone number, sender id or pool (id or ARN) ([providers/aws.md](providers/aws.md))',
     scope: 'service',
+    codec: text,
   },
-  awsEndpoints: {
-    env: 'SNS_ENDPOINT, EUM_ENDPOINT, LOGS_ENDPOINT',
-    unit: 'url',
-    local: 'the AWS simulator',
-    description: 'where the SDK clients go with `PROVIDER=sns` / `eum` (unset in AWS)',
+  eumConfigurationSet: {
+    env: 'EUM_CONFIGURATION_SET',
+    unit: 'text',
+    aws: 'set by the stack (End User Messaging)',
+    description: 'the configuration set whose event destination publishes the receipts',
     scope: 'service',
+    codec: text,
+  },
+  eumMaxPrice: {
+    env: 'EUM_MAX_PRICE',
+    unit: 'text',
+    description: 'End User Messaging `MaxPrice` per message, USD (`0.05`)',
+    scope: 'service',
+    codec: text,
+  },
+  eumProtectConfigurationId: {
+    env: 'EUM_PROTECT_CONFIGURATION_ID',
+    unit: 'text',
+    description: 'an End User Messaging protect configuration to send under',
+    scope: 'service',
+    codec: text,
+  },
+  eumMessageFeedback: {
+    env: 'EUM_MESSAGE_FEEDBACK',
+    unit: 'on/off',
+    local: 'off',
+    description: '`on`: confirmations reach End User Messaging `PutMessageFeedback`',
+    scope: 'service',
+    codec: oneOf(['on', 'off']),
+  },
+  eumEventsTopicArn: {
+    env: 'EUM_EVENTS_TOPIC_ARN',
+    unit: 'text',
+    aws: 'set by the stack (End User Messaging)',
+    description: 'the only SNS topic whose End User Messaging events the receipts function believes',
+    scope: 'service',
+    codec: text,
+  },
+  snsEndpoint: {
+    env: 'SNS_ENDPOINT',
+    ...url('SNS with `PROVIDER=sns` (unset in AWS)', { localNote: 'the AWS simulator' }),
+  },
+  eumEndpoint: {
+    env: 'EUM_ENDPOINT',
+    ...url('End User Messaging with `PROVIDER=eum` (unset in AWS)', { localNote: 'the AWS simulator' }),
+  },
+  logsEndpoint: {
+    env: 'LOGS_ENDPOINT',
+    ...url('CloudWatch Logs with `PROVIDER=sns` (unset in AWS)', { localNote: 'the AWS simulator' }),
   },
   // Keys.
   cipher: {
@@ -365,6 +512,7 @@ export const SETTINGS = {
     aws: 'kms',
     description: '`local` (AES-256-GCM with `LOCAL_DATA_KEY`) or `kms` (`KMS_KEY_ID`)',
     scope: 'service',
+    codec: oneOf(['local', 'kms']),
   },
   kmsKey: {
     env: 'KMS_KEY_ID',
@@ -372,29 +520,71 @@ export const SETTINGS = {
     aws: 'set by the stack',
     description: 'the KMS key of the envelope encryption (`CIPHER=kms`)',
     scope: 'service',
+    codec: text,
   },
-  localKeys: {
-    env: 'LOCAL_DATA_KEY, FINGERPRINT_KEY',
+  localDataKey: {
+    env: 'LOCAL_DATA_KEY',
     unit: 'text',
-    local: 'random per `npm start`',
-    description: '32 bytes, hex or base64',
+    localNote: 'random per `npm start`',
+    description: 'the data key of `CIPHER=local`: 32 bytes, hex or base64',
     scope: 'service',
+    codec: text,
+  },
+  fingerprintKey: {
+    env: 'FINGERPRINT_KEY',
+    unit: 'text',
+    localNote: 'random per `npm start`',
+    description: 'the fingerprint key inline: 32 bytes, hex or base64',
+    scope: 'service',
+    codec: text,
   },
   fingerprintKeySecret: {
-    env: 'FINGERPRINT_KEY_SECRET_ARN, FINGERPRINT_KEY_PARAMETER',
+    env: 'FINGERPRINT_KEY_SECRET_ARN',
     unit: 'text',
     aws: 'set by the stack',
-    description:
-      'the fingerprint key in Secrets Manager (generated by the stack unless given) or an SSM SecureString',
+    description: 'the fingerprint key in Secrets Manager (generated by the stack unless given)',
     scope: 'service',
+    codec: text,
+  },
+  fingerprintKeyParameter: {
+    env: 'FINGERPRINT_KEY_PARAMETER',
+    unit: 'text',
+    description: 'the fingerprint key in an SSM SecureString, when the deployment gives one',
+    scope: 'service',
+    codec: text,
   },
   // The local stack only.
-  ports: {
-    env: 'PORT, SIM_PORT, DYNAMODB_PORT, SQS_PORT',
+  apiPort: {
+    env: 'PORT',
     unit: 'count',
-    local: '3000, 4010, 8000, 4566',
-    description: 'local API, simulator and emulator ports',
+    local: 3000,
+    description: 'local API port',
     scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  simPort: {
+    env: 'SIM_PORT',
+    unit: 'count',
+    local: 4010,
+    description: 'provider simulator port',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  dynamodbPort: {
+    env: 'DYNAMODB_PORT',
+    unit: 'count',
+    local: 8000,
+    description: 'DynamoDB Local port',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  sqsPort: {
+    env: 'SQS_PORT',
+    unit: 'count',
+    local: 4566,
+    description: 'fauxqs (SQS) port',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
   },
   reconcileInterval: {
     env: 'RECONCILE_INTERVAL_SECONDS',
@@ -403,61 +593,123 @@ export const SETTINGS = {
     aws: 'the schedule, 1 minute',
     description: 'local reconciler interval',
     scope: 'local',
+    codec: numberCodec({ min: 0 }),
   },
-  reconcileWorkers: {
-    env: 'RECONCILE_WORKER_CONCURRENCY',
-    unit: 'count',
-    local: 2,
-    aws: "the event source's `maxConcurrency`",
-    description: 'local reconcile-queue consumers',
-    scope: 'local',
-  },
-  reconcilePollWorkers: {
-    env: 'RECONCILE_POLL_WORKER_CONCURRENCY',
-    unit: 'count',
-    local: 2,
-    aws: "the poll queue's event source `maxConcurrency`",
-    description: 'local status-poll-queue consumers',
-    scope: 'local',
-  },
-  localQueues: {
-    env: 'QUEUE_VISIBILITY_TIMEOUT_SECONDS, MAX_RECEIVE_COUNT',
-    unit: 'count',
-    local: '30, 5',
-    description: 'local queue settings',
-    scope: 'local',
-  },
+  reconcileWorkers: localCount(
+    'RECONCILE_WORKER_CONCURRENCY',
+    2,
+    'local reconcile-queue consumers',
+    "the event source's `maxConcurrency`",
+  ),
+  reconcilePollWorkers: localCount(
+    'RECONCILE_POLL_WORKER_CONCURRENCY',
+    2,
+    'local status-poll-queue consumers',
+    "the poll queue's event source `maxConcurrency`",
+  ),
+  queueVisibilityTimeout: localCount(
+    'QUEUE_VISIBILITY_TIMEOUT_SECONDS',
+    30,
+    'local queue visibility timeout',
+  ),
+  maxReceiveCount: localCount(
+    'MAX_RECEIVE_COUNT',
+    5,
+    'local receives before a message goes to its dead-letter queue',
+  ),
   console: {
     env: 'CONSOLE_ENABLED',
     unit: 'on/off',
     local: 'true',
     description: 'serve `/console` from the local stack',
     scope: 'local',
+    codec: enabled,
   },
 } as const satisfies Record<string, Setting>;
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** The name the code uses for a setting. */
+export type SettingKey = keyof typeof SETTINGS;
+
+/** What a setting's codec yields. */
+export type SettingValue<S> = S extends { readonly codec: z.ZodType<infer T> } ? T : never;
+
+/** A setting's value, `undefined` when it has no local default and is unset. */
+type ReadValue<S> = S extends { readonly local: string | number }
+  ? SettingValue<S>
+  : SettingValue<S> | undefined;
+
+/** An environment: `process.env` or a record built for a child, a test or a stack. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Parses `raw` with the setting's codec, or throws an error naming the variable and the value. */
+function decode<S extends Setting>(setting: S, raw: string): SettingValue<S> {
+  const parsed = setting.codec.safeParse(raw);
+  if (!parsed.success) {
+    throw new InvalidConfigurationError(
+      `${setting.env} ${parsed.error.issues[0]?.message ?? 'is invalid'}, got "${raw}"`,
+    );
+  }
+  return parsed.data as SettingValue<S>;
+}
 
 /**
- * Reads a numeric setting: its default when unset or empty, otherwise a number that meets the
- * setting's constraints (zod), or an error naming the variable.
+ * Reads one setting from `env`: unset or blank gives `fallback` when given, else the setting's
+ * local default (parsed like any value), else `undefined`; any other text must pass the codec.
  */
-export function readNumber(env: Env, setting: Setting, fallback?: number): number {
+export function readSetting<S extends Setting>(
+  env: Env,
+  setting: S,
+  fallback: SettingValue<S>,
+): SettingValue<S>;
+export function readSetting<S extends Setting>(
+  env: Env,
+  setting: S,
+  fallback?: SettingValue<S>,
+): ReadValue<S>;
+export function readSetting<S extends Setting>(
+  env: Env,
+  setting: S,
+  fallback?: SettingValue<S>,
+): ReadValue<S> {
   const raw = env[setting.env];
-  const defaultValue = fallback ?? (typeof setting.local === 'number' ? setting.local : undefined);
-  if (raw === undefined || raw.trim() === '') {
-    if (defaultValue === undefined) throw new Error(`${setting.env} has no default`);
-    return defaultValue;
+  if (raw !== undefined && raw.trim() !== '') return decode(setting, raw) as ReadValue<S>;
+  if (fallback !== undefined) return fallback as ReadValue<S>;
+  return (setting.local === undefined ? undefined : decode(setting, String(setting.local))) as ReadValue<S>;
+}
+
+/** {@link readSetting} bound to one environment. */
+export interface SettingsReader {
+  <S extends Setting>(setting: S, fallback: SettingValue<S>): SettingValue<S>;
+  <S extends Setting>(setting: S, fallback?: SettingValue<S>): ReadValue<S>;
+}
+
+/** A reader of `env`, for code that reads many settings from it. */
+export function settingsReader(env: Env): SettingsReader {
+  return <S extends Setting>(setting: S, fallback?: SettingValue<S>) => readSetting(env, setting, fallback);
+}
+
+/** Reads a numeric setting that has a default (its own or `fallback`); see {@link readSetting}. */
+export function readNumber(env: Env, setting: Setting<number>, fallback?: number): number {
+  const value = readSetting(env, setting, fallback);
+  if (value === undefined) throw new InvalidConfigurationError(`${setting.env} has no default`);
+  return value;
+}
+
+/** Values to write into an environment, by setting name; `undefined` leaves the variable out. */
+export type SettingsValues = { readonly [K in SettingKey]?: string | number | readonly string[] | undefined };
+
+/**
+ * The environment that carries `values` (the stack's function environment, the local stack's,
+ * a benchmark's): each under its setting's variable, lists comma-joined, numbers as written.
+ */
+export function settingsEnv(values: SettingsValues): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values) as [SettingKey, SettingsValues[SettingKey]][]) {
+    if (value === undefined) continue;
+    env[SETTINGS[key].env] =
+      typeof value === 'string' || typeof value === 'number' ? String(value) : value.join(',');
   }
-  let schema = z.coerce.number({ error: 'must be a number' }).refine(Number.isFinite, 'must be a number');
-  const min = setting.number?.min;
-  if (min !== undefined) schema = schema.refine((v) => v >= min, `must be at least ${min}`);
-  if (setting.number?.integer) schema = schema.refine(Number.isInteger, 'must be a whole number');
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success) {
-    throw new Error(`${setting.env} ${parsed.error.issues[0]?.message ?? 'is invalid'}, got "${raw}"`);
-  }
-  return parsed.data;
+  return env;
 }
 
 const cell = (value: string | number | undefined): string =>
@@ -476,10 +728,7 @@ export function renderConfigurationDoc(): string {
       .filter((s) => s.scope === scope)
       .map(
         (s) =>
-          `| ${s.env
-            .split(', ')
-            .map((name) => `\`${name}\``)
-            .join(', ')} | ${s.unit} | ${cell(s.local)} | ${cell(s.aws)} | ${s.description} |`,
+          `| \`${s.env}\` | ${s.unit} | ${cell(s.localNote ?? s.local)} | ${cell(s.aws)} | ${s.description} |`,
       );
   const header = ['| Variable | Unit | Default (local) | AWS | Meaning |', '| --- | --- | --- | --- | --- |'];
   return [
@@ -489,7 +738,9 @@ export function renderConfigurationDoc(): string {
     '(a unit test fails when this file is not current): edit the table there, not here.',
     '',
     'Every setting is an environment variable. The CDK stack writes the AWS column into every',
-    "function's environment; `npm start`, the tests and the CLI use the local defaults.",
+    "function's environment; `npm start`, the tests and the CLI use the local defaults. An unset or",
+    'blank variable takes its default; any other value must parse, or the process stops at start',
+    'with the variable named.',
     '',
     '## The service',
     '',

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { transform } from 'esbuild';
+import { loadLocalConfig } from '../../shared/config.js';
 import { type Clock, systemClock } from '../../shared/domain/clock.js';
+import { readSetting, SETTINGS } from '../../shared/settings.js';
 import type { LocalRoute } from '../runtime/http-server.js';
 import { listDispatchUnknown } from './unknown-items.js';
 import { listWaiting } from './waiting-items.js';
@@ -26,10 +28,11 @@ export interface ConsoleRouteOptions {
 export function consoleOptionsFromEnv(
   env: Readonly<Record<string, string | undefined>>,
 ): ConsoleRouteOptions {
+  const local = loadLocalConfig(env);
   return {
-    enabled: !['false', '0', 'off', 'no'].includes((env.CONSOLE_ENABLED ?? 'true').toLowerCase()),
-    tableName: env.TABLE_NAME ?? 'reset-notifier',
-    dynamodbEndpoint: `http://127.0.0.1:${env.DYNAMODB_PORT ?? '8000'}`,
+    enabled: local.consoleEnabled,
+    tableName: readSetting(env, SETTINGS.tableName),
+    dynamodbEndpoint: `http://127.0.0.1:${local.ports.dynamodb}`,
   };
 }
 

@@ -1,8 +1,23 @@
 import { readFile } from 'node:fs/promises';
+import { transform } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/config.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
-import { readNumber, renderConfigurationDoc, SETTINGS } from '../../../shared/settings.js';
+import {
+  readNumber,
+  renderConfigurationDoc,
+  SETTINGS,
+  settingsEnv,
+  settingsReader,
+} from '../../../shared/settings.js';
+
+/** Files that read or write settings only through the table (shared/settings.ts). */
+const SETTINGS_DERIVED_FILES = [
+  'shared/config.ts',
+  'local/stack.ts',
+  'local/start.ts',
+  'local/console/route.ts',
+];
 
 describe('the settings table', () => {
   it('docs/configuration.md is the one generated from it (run `npm run docs:config` after a change)', async () => {
@@ -12,14 +27,16 @@ describe('the settings table', () => {
     expect(onDisk).toBe(renderConfigurationDoc());
   });
 
-  it('names every variable loadConfig reads, and nothing twice', async () => {
-    // Prepare: the variables named in the config reader's source
-    const source = await readFile('shared/config.ts', 'utf8');
-    const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));
-    const named = Object.values(SETTINGS).flatMap((s) => s.env.split(', '));
+  it('names each variable once, and its readers and writers spell none of them', async () => {
+    // Prepare: each file's code without comments (esbuild drops them), and every name of the table
+    const names = Object.values(SETTINGS).map((s) => s.env);
+    const spelled = async (file: string) => {
+      const { code } = await transform(await readFile(file, 'utf8'), { loader: 'ts', minifyWhitespace: true });
+      return names.filter((name) => new RegExp(`(?<![\\w])${name}(?![\\w])`).test(code));
+    };
     // Assess
-    for (const name of read) expect(named, `${name} is read but not in shared/settings.ts`).toContain(name);
-    expect(new Set(named).size).toBe(named.length);
+    expect(new Set(names).size).toBe(names.length);
+    for (const file of SETTINGS_DERIVED_FILES) expect(await spelled(file), file).toEqual([]);
   });
 
   it('its local timing defaults are what loadConfig uses with an empty environment', () => {
@@ -45,6 +62,43 @@ describe('the settings table', () => {
     );
     expect(() => readNumber({ RECONCILE_SETTLE_SECONDS: '-1' }, SETTINGS.reconcileSettle)).toThrow(
       /at least 0/,
+    );
+  });
+});
+
+describe('reading and writing through the table', () => {
+  it('writes each value under its variable, lists comma-joined, unset values left out', () => {
+    expect(
+      settingsEnv({
+        providerTimeout: 1000,
+        snsDeliveryLogGroups: ['a', 'b'],
+        tableName: 't',
+        kmsKey: undefined,
+      }),
+    ).toEqual({ PROVIDER_TIMEOUT_MS: '1000', SNS_DELIVERY_LOG_GROUPS: 'a,b', TABLE_NAME: 't' });
+  });
+
+  it('reads back what it wrote, and the local default (parsed by the codec) when unset', () => {
+    // Prepare
+    const env = settingsEnv({ allowedDestinationPrefixes: ['+1', '+44'], twilioRedaction: 'off' });
+    // Act
+    const read = settingsReader(env);
+    // Assess
+    expect(read(SETTINGS.allowedDestinationPrefixes)).toEqual(['+1', '+44']);
+    expect(read(SETTINGS.twilioRedaction)).toBe('off');
+    expect(read(SETTINGS.cipher)).toBe('local');
+    expect(read(SETTINGS.destinationLimits)).toHaveLength(2);
+    expect(read(SETTINGS.kmsKey)).toBeUndefined();
+    expect(read(SETTINGS.kmsKey, 'k')).toBe('k');
+  });
+
+  it('refuses a malformed value of any kind with the variable named', () => {
+    expect(() => loadConfig(settingsEnv({ provider: 'pigeon' }))).toThrow(
+      /^PROVIDER must be one of simulator, twilio, sns, eum, got "pigeon"/,
+    );
+    expect(() => loadConfig(settingsEnv({ destinationLimits: '3 per hour' }))).toThrow(/DESTINATION_LIMITS/);
+    expect(() => loadConfig(settingsEnv({ maxSmsSegments: 'many' }))).toThrow(
+      /^MAX_SMS_SEGMENTS must be a number/,
     );
   });
 });
