@@ -1,0 +1,129 @@
+/**
+ * The client as a package (issue 25 item 10): built JavaScript with declarations, imported by
+ * `reset-notifier/client` from plain Node (no TypeScript loader), against `npm start`; once from
+ * this checkout (package self-reference) and once installed from the `npm pack` tarball in a
+ * project outside it.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_PHONE, uniqueName } from '../support/fixtures.js';
+import { type NpmStartStack, startNpmStack } from '../support/npm-start.js';
+
+const run = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '../..');
+const EXAMPLE = join(ROOT, 'scripts/examples/send-reset.mjs');
+
+let stack: NpmStartStack;
+let scratch: string;
+
+/** Plain `node` with only PATH and HOME: no tsx, no loader options, no AWS credentials. */
+async function plainNode(cwd: string, script: string, args: string[]) {
+  const env = { PATH: process.env.PATH ?? '', HOME: scratch, AWS_EC2_METADATA_DISABLED: 'true' };
+  try {
+    const { stdout, stderr } = await run(process.execPath, [script, ...args], { cwd, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const lines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'reset-notifier-client-'));
+  // The build `npm ci` and `npm pack` run through `prepare`, fresh: never a stale dist/.
+  await run('npm', ['run', '-s', 'build:client'], { cwd: ROOT });
+  stack = await startNpmStack();
+});
+afterAll(async () => {
+  await stack?.kill();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('the client package from plain Node against npm start', () => {
+  it('admits, replays and confirms through reset-notifier/client in this checkout', async () => {
+    // Prepare
+    const url = `http://127.0.0.1:${stack.ports.PORT}`;
+    const expiresAt = new Date(Date.now() + 10 * 60_000).toISOString();
+    const args = ['--local', '--url', url, '--phone', TEST_PHONE, '--event', uniqueName('plain')];
+    args.push('--expires-at', expiresAt);
+
+    // Act
+    const first = await plainNode(ROOT, EXAMPLE, args);
+    const again = await plainNode(ROOT, EXAMPLE, [...args, '--confirm']);
+
+    // Assess
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    const [admitted] = lines(first.stdout);
+    expect(admitted).toMatchObject({ call: 'admit', kind: 'admitted', state: 'accepted' });
+    expect(lines(again.stdout)).toEqual([
+      expect.objectContaining({ call: 'admit', kind: 'replayed', key: admitted?.key }),
+      { call: 'confirm', kind: 'confirmed' },
+    ]);
+    expect(first.stdout + again.stdout).not.toContain(TEST_PHONE);
+  });
+
+  it('reports missing credentials as such, with nothing sent, instead of an unavailable service', async () => {
+    // Prepare: SigV4 on, and no credentials anywhere in the environment.
+    const url = `http://127.0.0.1:${stack.ports.PORT}`;
+
+    // Act
+    const result = await plainNode(ROOT, EXAMPLE, ['--url', url, '--phone', TEST_PHONE]);
+
+    // Assess
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('credentials_unavailable');
+    expect(result.stderr).toContain('nothing was sent');
+    expect(result.stdout).toBe('');
+  });
+
+  it('works installed from the npm pack tarball, in a project outside this checkout', async () => {
+    // Prepare: the tarball unpacked where npm would install it; its dependencies linked from
+    // this checkout's node_modules (an offline stand-in for `npm install <tarball>`).
+    const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', scratch], { cwd: ROOT });
+    const tarball = join(scratch, stdout.trim().split('\n').at(-1) ?? '');
+    const project = join(scratch, 'auth-service');
+    const installed = join(project, 'node_modules', 'reset-notifier');
+    await mkdir(installed, { recursive: true });
+    await run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+    for (const name of await readdir(join(ROOT, 'node_modules'))) {
+      if (name.startsWith('.')) continue;
+      await symlink(join(ROOT, 'node_modules', name), join(project, 'node_modules', name));
+    }
+    await copyFile(EXAMPLE, join(project, 'send-reset.mjs'));
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'));
+    const url = `http://127.0.0.1:${stack.ports.PORT}`;
+
+    // Act
+    const result = await plainNode(project, 'send-reset.mjs', [
+      '--local',
+      '--url',
+      url,
+      '--phone',
+      TEST_PHONE,
+      '--event',
+      uniqueName('packed'),
+    ]);
+
+    // Assess
+    expect(manifest.exports['./client']).toEqual({
+      types: './dist/client/client/index.d.ts',
+      import: './dist/client/client/index.js',
+    });
+    expect((await readdir(join(installed, 'dist/client/client'))).sort()).toEqual(
+      expect.arrayContaining(['index.d.ts', 'index.js', 'client.d.ts', 'client.js']),
+    );
+    expect(result.stderr).toBe('');
+    expect(lines(result.stdout)).toEqual([expect.objectContaining({ call: 'admit', kind: 'admitted' })]);
+  });
+});
