@@ -1,5 +1,5 @@
 /**
- * One number, one spelling (docs/abuse-limits.md "One number, one spelling"). The API takes a
+ * One number, one spelling (docs/abuse-limits.md#one-number-one-spelling). The API takes a
  * number in international form and turns it into its canonical E.164 form before anything else
  * sees it: the destination rules, the budgets, the fingerprints, the sealed payload and the
  * provider's `To` all get `+33612345678`, whether the caller wrote that, `+330612345678` (the
