@@ -6,6 +6,7 @@ import {
   type KMSClient,
 } from '@aws-sdk/client-kms';
 import type { Clock } from '../domain/clock.js';
+import { CodedError } from '../domain/errors.js';
 import type { Cipher } from '../ports/cipher.js';
 import { TransientFault } from '../ports/faults.js';
 import { isTransientAwsError } from './aws-faults.js';
@@ -64,12 +65,10 @@ export class CipherUnavailableError extends TransientFault {
   readonly code = 'cipher_unavailable';
 }
 
-export class SealedValueError extends Error {
+export class SealedValueError extends CodedError {
   readonly code = 'sealed_value_invalid';
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'SealedValueError';
-  }
+  // Kept by name: the class name does not survive the minified Lambda bundle.
+  override readonly name = 'SealedValueError';
 }
 
 interface DataKey {

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { CodedError } from '../domain/errors.js';
 import type { Cipher } from '../ports/cipher.js';
 
 const FORMAT = 'aes1';
@@ -8,7 +9,7 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
 /** Thrown when a sealed value is malformed, was made with another key, or was tampered with. */
-export class SealedValueError extends Error {
+export class SealedValueError extends CodedError {
   readonly code = 'sealed_value_invalid';
 }
 

@@ -1,3 +1,5 @@
+import { CodedError } from '../domain/errors.js';
+
 /** Where a command writes text: `process.stdout`, `process.stderr`, or a collecting stream in tests. */
 export interface TextOut {
   write(chunk: string): unknown;
@@ -55,7 +57,8 @@ export function formatDuration(ms: number): string {
 }
 
 /** A mistake in how a command was called: reported without a stack trace, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends CodedError {
+  readonly code = 'usage';
   override readonly name = 'UsageError';
 }
 

@@ -1,13 +1,21 @@
 /** Errors of the domain module. Expected outcomes are returned values; these are programming or data faults. */
 
-/** Base class: a stable machine-readable `code` and the original `cause`. */
-export abstract class DomainError extends Error {
+/**
+ * The one base of every fault the service raises (domain, ports, adapters, providers, use cases,
+ * CLI): a stable machine-readable `code`, which logs, metrics and callers match on (a class name
+ * does not survive a minified bundle), and the original `cause` (`options.cause`). A test keeps
+ * `extends Error` out of `shared/` except here (and the standalone client package).
+ */
+export abstract class CodedError extends Error {
   abstract readonly code: string;
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = new.target.name;
   }
 }
+
+/** A fault of the domain itself. */
+export abstract class DomainError extends CodedError {}
 
 /** A transition the table does not allow was requested. */
 export class ForbiddenTransitionError extends DomainError {

@@ -1,17 +1,17 @@
+import { CodedError } from '../domain/errors.js';
+
 /**
  * Faults a port may raise that say "nothing is wrong with the request; try again". An adapter
  * maps its technology's throttling and transient errors to a subclass; the HTTP layer answers
  * those with `503 temporarily_unavailable` and `Retry-After` (DESIGN.md section 3), and every
  * other fault stays a generic 500.
  */
-export abstract class TransientFault extends Error {
-  abstract readonly code: string;
+export abstract class TransientFault extends CodedError {
   /** How long a caller should wait before retrying, in whole seconds. */
   readonly retryAfterSeconds: number;
 
   constructor(message: string, options: ErrorOptions & { readonly retryAfterSeconds?: number } = {}) {
     super(message, options);
-    this.name = new.target.name;
     this.retryAfterSeconds = Math.max(1, Math.ceil(options.retryAfterSeconds ?? 1));
   }
 }

@@ -10,6 +10,7 @@
  * fired, so a request the deadline caught before the mark can never leave afterwards.
  */
 import type { FinalizeRequestMiddleware, MetadataBearer, MiddlewareStack } from '@smithy/types';
+import { CodedError } from '../domain/errors.js';
 
 /** The departure state of one request: `left` turns true when it is handed to the transport. */
 export interface RequestDeparture {
@@ -17,7 +18,7 @@ export interface RequestDeparture {
 }
 
 /** Error thrown inside the SDK for a request that the deadline caught before it could leave. */
-export class RequestHeldBackError extends Error {
+export class RequestHeldBackError extends CodedError {
   readonly code = 'request_held_back';
 }
 

@@ -1,12 +1,8 @@
 /** Errors of the use-case layer. Expected outcomes are returned; these mean "retry this message". */
+import { CodedError } from '../domain/errors.js';
 
-export abstract class UseCaseError extends Error {
-  abstract readonly code: string;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+/** A fault of a use case (the one coded base: {@link CodedError}). */
+export abstract class UseCaseError extends CodedError {}
 
 /** A non-final command has no sealed payload: the data is inconsistent and needs an operator. */
 export class MissingPayloadError extends UseCaseError {

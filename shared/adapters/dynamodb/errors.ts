@@ -1,15 +1,11 @@
 /** Errors of the DynamoDB adapter. Lost races are returned values; these are faults. */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { CodedError } from '../../domain/errors.js';
 import { TransientFault } from '../../ports/faults.js';
 import { isThrottlingAwsError, isTransientAwsError, TRANSIENT_CANCELLATION_CODES } from '../aws-faults.js';
 
-export abstract class StoreError extends Error {
-  abstract readonly code: string;
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+/** A fault of the DynamoDB store (the one coded base: {@link CodedError}). */
+export abstract class StoreError extends CodedError {}
 
 /** A stored item does not have the shape this code writes. */
 export class CorruptItemError extends StoreError {

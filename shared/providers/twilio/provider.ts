@@ -15,7 +15,7 @@
  *   docs/providers/twilio.md.
  */
 import type { Clock } from '../../domain/clock.js';
-import { InvalidConfigurationError } from '../../domain/errors.js';
+import { CodedError, InvalidConfigurationError } from '../../domain/errors.js';
 import {
   AbsenceProof,
   FindBy,
@@ -168,7 +168,8 @@ const detailOf = (message: JsonRecord): { detail?: string } => {
 };
 
 /** A listing that could not be read to its end: the reason is the lookup's detail. */
-class IncompleteListing extends Error {
+class IncompleteListing extends CodedError {
+  readonly code = 'incomplete_listing';
   constructor(readonly detail: string) {
     super(detail);
   }
