@@ -6,13 +6,13 @@
 import type { Clock } from '../domain/clock.js';
 import { decideConfirmation } from '../domain/confirmation.js';
 import { applyTransition } from '../domain/notification.js';
+import type { CommandStore } from '../ports/command-store.js';
 import type { FeedbackOutcome, SmsProvider } from '../ports/sms-provider.js';
-import type { NotificationStore } from '../ports/store.js';
 import { UseCaseError } from './errors.js';
 import { type NotificationView, toView } from './view.js';
 
 export interface ConfirmDeps {
-  readonly store: NotificationStore;
+  readonly store: CommandStore;
   readonly clock: Clock;
   /** The provider's feedback API, when it has one (the port's optional `confirm`). */
   readonly feedback?: Pick<SmsProvider, 'confirm'>;

@@ -5,15 +5,15 @@ import { type DispatchPolicy, dispatchDeadline } from '../domain/policy.js';
 import { clientReference, type SendOutcome } from '../domain/provider.js';
 import { renderBody } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
+import type { CommandStore } from '../ports/command-store.js';
 import { transientFaultOf } from '../ports/faults.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
-import type { NotificationStore } from '../ports/store.js';
 import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
 import { openPayload } from './payload-seal.js';
 import { withReceiptGrace } from './reconcile-key.js';
 
 export interface DispatchDeps {
-  readonly store: NotificationStore;
+  readonly store: CommandStore;
   readonly cipher: Cipher;
   readonly provider: SmsProvider;
   readonly clock: Clock;
@@ -121,7 +121,7 @@ async function write(
   intent: TransitionIntent,
 ): Promise<NotificationRecord | undefined> {
   const applied = applyTransition(record, intent);
-  let result: Awaited<ReturnType<NotificationStore['transition']>>;
+  let result: Awaited<ReturnType<CommandStore['transition']>>;
   try {
     result = await deps.store.transition(applied);
   } catch (error) {

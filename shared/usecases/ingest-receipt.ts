@@ -9,7 +9,7 @@ import { applyTransition } from '../domain/notification.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { type ProviderStatus, parseClientReference } from '../domain/provider.js';
 import type { NotificationState } from '../domain/states.js';
-import type { NotificationStore } from '../ports/store.js';
+import type { CommandStore } from '../ports/command-store.js';
 
 /** One authenticated receipt, normalised by the provider's edge. Carries no number and no body. */
 export interface ReceiptInput {
@@ -47,7 +47,7 @@ export type ReceiptIgnoredWhy = ReceiptIgnored | 'contended';
 
 /** What {@link ingestReceipt} needs. */
 export interface IngestReceiptDeps {
-  readonly store: NotificationStore;
+  readonly store: CommandStore;
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
 }
