@@ -100,7 +100,7 @@ export type ProviderSettings =
   | TwilioProviderSettings
   | SimulatorProviderSettings;
 
-/** Timing settings handed to the functions (DESIGN.md sections 1 and 8). */
+/** Timing settings handed to the functions (docs/design.md#promise and docs/design.md#local-stack). */
 export interface TimingSettings {
   /** No provider call starts within this margin of `expires_at`. @default 5 seconds */
   readonly dispatchMargin?: Duration;
@@ -117,7 +117,7 @@ export interface TimingSettings {
 }
 
 /**
- * Abuse limits of the API (DESIGN.md section 9), in the spelling of their environment variables,
+ * Abuse limits of the API (docs/design.md#abuse-limits), in the spelling of their environment variables,
  * which the functions receive as is.
  */
 export interface AbuseLimitSettings {

@@ -248,7 +248,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         sqsEndpoint,
       }),
       // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
-      // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (DESIGN.md section 8);
+      // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (docs/design.md#local-stack);
       // otherwise the built-in Twilio simulator, posting its callbacks to our receipts route.
       ...(awsSim
         ? { ...settingsEnv({ twilioBaseUrl: sim.url }), ...awsEnv }

@@ -44,7 +44,7 @@ export interface ServiceConfig {
   readonly eumEndpoint?: string;
   /** E.164 prefixes the API accepts (empty = any valid number). */
   readonly allowedDestinationPrefixes: readonly string[];
-  /** Abuse limits (DESIGN.md section 9): `DESTINATION_LIMITS` and `COUNTRY_LIMITS`. */
+  /** Abuse limits (docs/design.md#abuse-limits): `DESTINATION_LIMITS` and `COUNTRY_LIMITS`. */
   readonly budgets: BudgetPolicy;
   /** `ALLOWED_NUMBER_TYPES`; empty = any type. */
   readonly allowedNumberTypes: readonly DestinationNumberType[];

@@ -38,7 +38,7 @@ export interface ApiProps {
   readonly environment: Readonly<Record<string, string>>;
 }
 
-/** The routes of the HTTP API (DESIGN.md section 3). */
+/** The routes of the HTTP API (docs/design.md#http-api). */
 export const API_ROUTES: ReadonlyArray<{ readonly method: HttpMethod; readonly path: string }> = [
   { method: HttpMethod.POST, path: '/v1/notifications' },
   { method: HttpMethod.GET, path: '/v1/notifications' },

@@ -60,7 +60,7 @@ const RECONCILE_WORKER_TIMEOUT = Duration.seconds(60);
 const RECONCILE_LAST_PASS_ROOM_SECONDS = 60;
 
 /**
- * The dispatch pipeline (DESIGN.md section 7): stream -> forwarder -> dispatch queue -> sender,
+ * The dispatch pipeline (docs/design.md#pipeline): stream -> forwarder -> dispatch queue -> sender,
  * and the scheduled reconciler. Each function gets exactly the actions it performs.
  */
 export class Pipeline extends Construct {

@@ -23,7 +23,7 @@ export interface StorageProps {
 }
 
 /**
- * The notification table (DESIGN.md section 5) and the two customer-managed keys: one encrypts the
+ * The notification table (docs/design.md#data) and the two customer-managed keys: one encrypts the
  * table at rest, the other wraps the data keys that seal the sensitive fields (so reading the
  * table, or a backup of it, never reveals a phone number without a second, separately audited key).
  *

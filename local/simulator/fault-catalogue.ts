@@ -1,5 +1,5 @@
 /**
- * The one fault catalogue of the simulators (DESIGN.md section 8): every fault mode, once, with
+ * The one fault catalogue of the simulators (docs/design.md#local-stack): every fault mode, once, with
  * where it acts in the Twilio simulator (./faults.ts) and in the AWS simulator (./aws/faults.ts).
  * Every list of modes (the simulators' lanes, the chaos scenario's rotation, the zero-SMS
  * classification) is derived from it, so a new mode is one entry here.

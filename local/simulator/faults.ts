@@ -1,5 +1,5 @@
 /**
- * Fault plans of the provider simulator (DESIGN.md section 8). Plans run in lanes: the send
+ * Fault plans of the provider simulator (docs/design.md#local-stack). Plans run in lanes: the send
  * faults (what happens to one send request, `hang` included) share one lane, and each message
  * fault (`redaction`, `list_lag`, `receipt_delay`, `receipt_loss`, `receipt_duplicate`,
  * `fail_not_sent`, `queue_delay`: what happens to an accepted message afterwards) has a lane of its own, so a

@@ -3,7 +3,7 @@
  * (./aws/server.ts) share, so each of them is only its protocol. HTTP plumbing (bounded bodies,
  * held requests, listen and stop), the clock and its tracked timers, the message ledger (memory
  * plus the optional sealed file) and the provider-neutral control API over the fault plans
- * (DESIGN.md section 8). Nothing here decides what a provider answers.
+ * (docs/design.md#local-stack). Nothing here decides what a provider answers.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -1,7 +1,7 @@
 /**
  * Provider simulator: a real HTTP server speaking the subset of Twilio's Messages API the service
  * uses, as Twilio documents it (OpenAPI: ../shared/reference/twilio/), with a ledger of accepted
- * messages and fault injection (DESIGN.md section 8). It must never be better than Twilio.
+ * messages and fault injection (docs/design.md#local-stack). It must never be better than Twilio.
  *
  * Messages API (Basic auth: the account sid and the simulator's auth token; else 401, code 20003):
  * - `POST /2010-04-01/Accounts/{AccountSid}/Messages.json` (form: To, From and/or

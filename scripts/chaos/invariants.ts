@@ -463,7 +463,7 @@ export function checkAdmissions(
 }
 
 /**
- * Abuse limits under pumping (DESIGN.md section 9): no destination or country window ever holds
+ * Abuse limits under pumping (docs/design.md#abuse-limits): no destination or country window ever holds
  * more admitted commands than its budget; every 429 came when a window of that destination or
  * country was full; no key got both a 2xx and a 429; no pumping POST ended in a 5xx; and a pumping
  * POST is only ever admitted, replayed or refused as rate limited.

@@ -288,7 +288,7 @@ export function secretsOf(spec: EventSpec): string[] {
 }
 
 /**
- * The simulator's message faults (DESIGN.md section 8): what happens to an accepted message after
+ * The simulator's message faults (docs/design.md#local-stack): what happens to an accepted message after
  * its send, each in its own lane beside the send faults; and the send faults. Both come from the
  * one fault catalogue (local/simulator/fault-catalogue.ts), so the driver can ask for them of any
  * simulator (one that lacks them answers 400).

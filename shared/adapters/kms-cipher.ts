@@ -12,7 +12,7 @@ import { TransientFault } from '../ports/faults.js';
 import { isTransientAwsError } from './aws-faults.js';
 
 /**
- * Envelope encryption of the sensitive fields with AWS KMS (DESIGN.md section 5).
+ * Envelope encryption of the sensitive fields with AWS KMS (docs/design.md#data).
  *
  * Sealed format (four dot-separated parts, base64url without padding):
  *

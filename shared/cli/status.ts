@@ -27,7 +27,7 @@ export interface StatusEntry {
 
 /**
  * `reset-notifier status <key> | --event-id <id>`: the public view and the evidence timeline.
- * Read-only (DESIGN.md promise 5). Returns the exit code: 0 found, 1 not found, 2 bad usage.
+ * Read-only (docs/design.md#reads-have-no-side-effects). Returns the exit code: 0 found, 1 not found, 2 bad usage.
  */
 export async function runStatus(deps: StatusDeps, options: StatusOptions): Promise<number> {
   if ((options.key === undefined) === (options.eventId === undefined)) {

@@ -1,5 +1,5 @@
 /**
- * Destination and country budgets (DESIGN.md section 9): how many commands may be admitted per
+ * Destination and country budgets (docs/design.md#abuse-limits): how many commands may be admitted per
  * subject per window. Pure: parsing the settings and naming the fixed-window counters an admission
  * must increment. The store enforces them atomically with the admission write.
  */

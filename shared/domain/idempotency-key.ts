@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** Allowed shape of an idempotency key (DESIGN.md section 2). */
+/** Allowed shape of an idempotency key (docs/design.md#identifiers). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{1,255}$/;
 
 /**

@@ -73,7 +73,7 @@ export interface NotificationRecord {
   readonly closed: boolean;
 }
 
-/** One durable evidence record (DESIGN.md section 6). Never carries sensitive data. */
+/** One durable evidence record (docs/design.md#evidence). Never carries sensitive data. */
 export interface EvidenceRecord {
   readonly idempotencyKey: string;
   readonly eventId: string;

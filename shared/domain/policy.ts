@@ -63,7 +63,7 @@ export function dispatchDeadline(
   return record.expiresAt - Math.max(policy.dispatchMarginMs, policy.minValidityMs);
 }
 
-/** True when no provider call can start any more (DESIGN.md: `now >= expires_at - margin`). */
+/** True when no provider call can start any more (docs/design.md#never-after-expiry: `now >= expires_at - margin`). */
 export function isPastDispatchDeadline(
   record: Pick<NotificationRecord, 'expiresAt'>,
   now: EpochMs,

@@ -1,5 +1,5 @@
 /**
- * Rules on what goes into an SMS body (DESIGN.md section 9): a safe reset URL, and a rendered body
+ * Rules on what goes into an SMS body (docs/design.md#abuse-limits): a safe reset URL, and a rendered body
  * of bounded cost. Pure; the HTTP layer turns a problem into a field error.
  */
 

@@ -97,7 +97,7 @@ export const CONFIRMABLE_STATES: readonly NotificationState[] = [
 export const LATE_EVIDENCE_REASONS: ReadonlySet<ReasonCode> = new Set([R.userConfirmed, R.deliveryReceipt]);
 
 /**
- * The transition table (DESIGN.md section 4). Anything not listed here is forbidden.
+ * The transition table (docs/design.md#states). Anything not listed here is forbidden.
  * Expiry edges only leave states in which no provider call is in flight.
  */
 export const TRANSITIONS: readonly TransitionRule[] = [

@@ -18,7 +18,7 @@ export const WaitKind = {
 } as const;
 export type WaitKind = (typeof WaitKind)[keyof typeof WaitKind];
 
-/** What the service waits for, and until when (DESIGN.md: nothing waits past the token's life unbounded). */
+/** What the service waits for, and until when (docs/design.md#waiting-for: nothing waits past the token's life unbounded). */
 export interface WaitingFor {
   readonly kind: WaitKind;
   /** When the wait ends: the scheduled time, or the expiry when that comes first. */

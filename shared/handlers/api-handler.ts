@@ -29,7 +29,7 @@ import { type AdmissionDeps, admitNotification } from '../usecases/admit-notific
 import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
 import { type ConfirmationRouteDeps, postConfirmation } from './confirmation-route.js';
 
-/** Largest accepted request body (DESIGN.md section 3). */
+/** Largest accepted request body (docs/design.md#http-api). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 export interface ApiDeps extends AdmissionDeps, Omit<ConfirmationRouteDeps, 'store' | 'clock'> {
@@ -37,7 +37,7 @@ export interface ApiDeps extends AdmissionDeps, Omit<ConfirmationRouteDeps, 'sto
   readonly maxExpiryMs: number;
   /** E.164 prefixes accepted as destinations; empty or absent = any valid number. */
   readonly allowedDestinationPrefixes?: readonly string[];
-  /** Number types and regions sent to (DESIGN.md section 9); absent = any. */
+  /** Number types and regions sent to (docs/design.md#abuse-limits); absent = any. */
   readonly destinations?: Omit<DestinationPolicy, 'allowedPrefixes'>;
   /** Hosts a `reset_url` may point at; empty or absent = any host. */
   readonly resetUrlHosts?: readonly string[];

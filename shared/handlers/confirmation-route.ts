@@ -1,6 +1,6 @@
 /**
  * `POST /v1/notifications/{idempotency_key}/confirmation`: the auth service says the code or link
- * was used (DESIGN.md section 3). Body optional: `{ "confirmed_at"?: ISO 8601 date-time }`.
+ * was used (docs/design.md#http-api). Body optional: `{ "confirmed_at"?: ISO 8601 date-time }`.
  * 200 with the view (header `Idempotent-Replayed: true` for a repeat), 404 unknown key, 409
  * `not_sent` for a command that was never sent, 503 when it kept losing write races.
  */

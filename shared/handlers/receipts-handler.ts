@@ -1,5 +1,5 @@
 /**
- * `POST /v1/receipts/twilio`: Twilio status callbacks (DESIGN.md section 3). Public (Twilio cannot
+ * `POST /v1/receipts/twilio`: Twilio status callbacks (docs/design.md#http-api). Public (Twilio cannot
  * sign SigV4), so nothing is believed before `X-Twilio-Signature` checks out over the exact URL
  * Twilio requested. Bad or missing signature: 403, nothing read or written, one metric. Valid:
  * 200 whatever the receipt meant (unknown reference, ignored duplicate), so Twilio never retries an

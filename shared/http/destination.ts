@@ -1,5 +1,5 @@
 /**
- * Which destinations a deployment sends to (DESIGN.md section 9): number types from libphonenumber's
+ * Which destinations a deployment sends to (docs/design.md#abuse-limits): number types from libphonenumber's
  * full ("max") metadata, so premium rate, shared cost and the like are told apart from mobiles,
  * and countries by the number's region, not its dialling prefix (`+1` spans the whole NANP).
  */

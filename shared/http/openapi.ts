@@ -113,7 +113,7 @@ const badKey = error(
   'validation_failed: the idempotency_key is not 1-255 characters of [A-Za-z0-9._:-] (field error path.idempotency_key)',
 );
 
-/** Every route of the API (DESIGN.md section 3). Adding a route is adding an entry here. */
+/** Every route of the API (docs/design.md#http-api). Adding a route is adding an entry here. */
 export const OPENAPI_ROUTES: readonly RouteSpec[] = [
   {
     method: 'post',

@@ -36,7 +36,7 @@ const params = z.union([
   z.strictObject({ reset_url: resetUrl }),
 ]);
 
-/** The body of `POST /v1/notifications` (DESIGN.md section 3). */
+/** The body of `POST /v1/notifications` (docs/design.md#http-api). */
 export const NotificationRequestBody = z.strictObject({
   event_id: z.string().regex(IDEMPOTENCY_KEY_PATTERN, 'must be 1-255 characters of [A-Za-z0-9._:-]'),
   channel: z.literal('sms'),

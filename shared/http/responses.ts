@@ -31,7 +31,7 @@ export const GENERIC_500_BODY = JSON.stringify({
 
 /**
  * `503 temporarily_unavailable` with `Retry-After`: a dependency throttled or failed transiently
- * (DESIGN.md section 3). Nothing went wrong with the request; retrying with the same
+ * (docs/design.md#http-api). Nothing went wrong with the request; retrying with the same
  * `Idempotency-Key` is safe.
  */
 export function temporarilyUnavailable(retryAfterSeconds: number): APIGatewayProxyStructuredResultV2 {

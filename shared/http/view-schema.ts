@@ -6,7 +6,7 @@ import type { EvidenceView, NotificationView } from '../usecases/view.js';
 import type { ErrorBody } from './responses.js';
 
 /**
- * Zod schemas of what the API answers (DESIGN.md section 3), for the OpenAPI document and for
+ * Zod schemas of what the API answers (docs/design.md#http-api), for the OpenAPI document and for
  * checking responses in tests and the client. The handlers build these bodies from the use-case
  * views; the compile-time checks at the end keep the schemas and the view types in step.
  */

@@ -3,7 +3,7 @@ import { CodedError } from '../domain/errors.js';
 /**
  * Faults a port may raise that say "nothing is wrong with the request; try again". An adapter
  * maps its technology's throttling and transient errors to a subclass; the HTTP layer answers
- * those with `503 temporarily_unavailable` and `Retry-After` (DESIGN.md section 3), and every
+ * those with `503 temporarily_unavailable` and `Retry-After` (docs/design.md#http-api), and every
  * other fault stays a generic 500.
  */
 export abstract class TransientFault extends CodedError {

@@ -20,7 +20,7 @@ export interface AdmissionDeps {
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
   readonly providerName: string;
-  /** Destination and country budgets; absent = none (DESIGN.md section 9). */
+  /** Destination and country budgets; absent = none (docs/design.md#abuse-limits). */
   readonly budgets?: BudgetPolicy;
 }
 

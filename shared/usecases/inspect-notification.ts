@@ -1,7 +1,7 @@
 import type { NotificationStore } from '../ports/store.js';
 import { type EvidenceView, type NotificationView, toEvidenceView, toView } from './view.js';
 
-/** Read-only use cases: they never write and never trigger work (DESIGN.md promise 5). */
+/** Read-only use cases: they never write and never trigger work (docs/design.md#reads-have-no-side-effects). */
 export async function getNotification(
   store: NotificationStore,
   key: string,

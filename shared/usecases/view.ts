@@ -1,7 +1,7 @@
 import type { EvidenceRecord, NotificationRecord } from '../domain/notification.js';
 import { type WaitingFor, waitingFor } from '../domain/waiting-for.js';
 
-/** The public view of a command (DESIGN.md section 3). Never the phone number, params, token or URL. */
+/** The public view of a command (docs/design.md#http-api). Never the phone number, params, token or URL. */
 export interface NotificationView {
   readonly idempotency_key: string;
   readonly event_id: string;
@@ -29,7 +29,7 @@ export interface WaitingForView {
   readonly bounded_by_expiry: boolean;
 }
 
-/** The public shape of one evidence record (DESIGN.md section 6). */
+/** The public shape of one evidence record (docs/design.md#evidence). */
 export interface EvidenceView {
   readonly idempotency_key: string;
   readonly event_id: string;

@@ -1,5 +1,5 @@
 /**
- * Abuse limits against DynamoDB Local (DESIGN.md section 9): destination and country budgets
+ * Abuse limits against DynamoDB Local (docs/design.md#abuse-limits): destination and country budgets
  * enforced by the admission transaction, refusals that store nothing, and the destination and
  * body rules answered before any write.
  */

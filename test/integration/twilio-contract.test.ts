@@ -1,5 +1,5 @@
 /**
- * The environment contract of DESIGN.md section 8: with `PROVIDER=twilio`, `PROVIDER_BASE_URL`,
+ * The environment contract of docs/design.md#local-stack: with `PROVIDER=twilio`, `PROVIDER_BASE_URL`,
  * `PROVIDER_ACCOUNT_SID`, `PROVIDER_AUTH_TOKEN`, `PROVIDER_MESSAGING_SERVICE_SID` and
  * `PROVIDER_STATUS_CALLBACK_BASE`, the local stack talks to that Twilio-compatible endpoint (here
  * a second, separately started simulator with its own credentials) instead of its built-in one.

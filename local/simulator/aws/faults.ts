@@ -1,6 +1,6 @@
 /**
  * Fault plans of the AWS simulator: the same control API and modes as the Twilio simulator
- * (DESIGN.md section 8), applied to the AWS protocols. Send modes apply to `Publish` (SNS) and
+ * (docs/design.md#local-stack), applied to the AWS protocols. Send modes apply to `Publish` (SNS) and
  * `SendTextMessage` (End User Messaging) requests; receipt modes to End User Messaging events;
  * `list_lag` to SNS delivery-status log lines (how long a line stays invisible to FilterLogEvents).
  * Each family has its own queue: the first plan of a family with budget left is that family's

@@ -221,7 +221,7 @@ function jsonError(
 
 /**
  * Starts the AWS simulator on loopback. See the module comment for the protocols; faults follow
- * DESIGN.md section 8 (`fail_not_sent`: accepted, then never handed off: an SNS FAILURE line, an
+ * docs/design.md#local-stack (`fail_not_sent`: accepted, then never handed off: an SNS FAILURE line, an
  * End User Messaging TEXT_TTL_EXPIRED event).
  */
 export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Promise<RunningAwsSimulator> {
@@ -886,7 +886,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    // Loopback only, by address (the listener) and by name (DNS rebinding): DESIGN.md section 8.
+    // Loopback only, by address (the listener) and by name (DNS rebinding): docs/design.md#local-stack.
     if (!LOOPBACK_HOST.test(req.headers.host ?? '')) {
       return sendJson(res, 403, { code: 'forbidden', message: 'loopback Host only' });
     }

@@ -1,5 +1,5 @@
 /**
- * The single-table layout (DESIGN.md section 5). Shared by the DynamoDB adapter, the local stack
+ * The single-table layout (docs/design.md#data). Shared by the DynamoDB adapter, the local stack
  * (which creates the table) and the CDK construct (which declares it), so the three never drift.
  */
 export const TableSchema = {

@@ -72,7 +72,7 @@ const { partitionKey: PK, sortKey: SK, commandSortKey: CMD } = TableSchema;
 /** Tries of a budgeted admission that loses to concurrent transactions on the same counter. */
 const MAX_ADMIT_ATTEMPTS = 25;
 
-/** The DynamoDB implementation of {@link NotificationStore} (DESIGN.md section 5). */
+/** The DynamoDB implementation of {@link NotificationStore} (docs/design.md#data). */
 export class DynamoNotificationStore implements NotificationStore {
   readonly dueShardCount: number = TableSchema.dueShardCount;
   readonly dueLanes = DUE_LANE_SHARDS;

@@ -4,7 +4,7 @@ import type { EvidenceView } from '../../usecases/view.js';
 export const EXPORT_SCHEMA = 'reset-notifier.evidence.v2';
 
 /**
- * The exported columns, in order (docs/operations.md). DESIGN.md section 6 and nothing else:
+ * The exported columns, in order (docs/operations.md). docs/design.md#evidence and nothing else:
  * never a phone number, params, token, URL or credential.
  */
 export const EXPORT_COLUMNS = [

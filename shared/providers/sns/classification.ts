@@ -5,7 +5,7 @@ export type SnsErrorKind = Exclude<SendOutcome['kind'], 'accepted'>;
 
 /**
  * How an error thrown by `SNSClient.send(PublishCommand)` is classified: the one table for SNS
- * (DESIGN.md section 4). Lookup order: `byName` (SDK error name), then `byNetworkCode` (Node
+ * (docs/design.md#states). Lookup order: `byName` (SDK error name), then `byNetworkCode` (Node
  * socket error code), then `byHttpStatus` (`$metadata.httpStatusCode`), then `byHttpStatusClass`,
  * then `fallback`.
  *

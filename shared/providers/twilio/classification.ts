@@ -1,6 +1,6 @@
 /**
  * The one table that turns what a Twilio send call produced into a {@link SendOutcome}
- * (DESIGN.md section 4: accepted / definitely not sent, retryable or permanent / unknown; when in
+ * (docs/design.md#states: accepted / definitely not sent, retryable or permanent / unknown; when in
  * doubt, unknown). Pure: the adapter reduces a call to a {@link SendObservation}, this module decides.
  *
  * The line between "not sent" and "unknown": a message can only exist if Twilio received the

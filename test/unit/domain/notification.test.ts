@@ -24,7 +24,7 @@ import {
   T0,
 } from './fixtures.js';
 
-/** The fields DESIGN.md section 6 allows on an evidence record (camelCase). */
+/** The fields docs/design.md#evidence allows on an evidence record (camelCase). */
 const EVIDENCE_FIELDS = new Set([
   'idempotencyKey',
   'eventId',
@@ -176,7 +176,7 @@ describe('applyTransition', () => {
     expect(Object.keys(evidence)).not.toContain('providerMessageId');
   });
 
-  it('evidence carries only the fields of DESIGN.md section 6, never sensitive data', () => {
+  it('evidence carries only the fields of docs/design.md#evidence, never sensitive data', () => {
     // Prepare: a record admitted from a request full of secrets, then driven along every edge kind.
     const { next: admitted } = admit(
       anAdmissionInput({

@@ -44,7 +44,7 @@ function applies(from: NotificationState, to: NotificationState, reason: ReasonC
 const FROM_STATES: readonly From[] = [null, ...ALL_STATES];
 
 describe('state vocabulary', () => {
-  it('lists the eight states of DESIGN.md section 4 and four terminal ones', () => {
+  it('lists the eight states of docs/design.md#states and four terminal ones', () => {
     // Prepare / Act
     const states = [...ALL_STATES].sort();
     const terminal = [...TERMINAL_STATES].sort();
@@ -91,7 +91,7 @@ describe('state vocabulary', () => {
     expect(new Set(ALL_REASONS).size).toBe(ALL_REASONS.length);
   });
 
-  it('lists the five actors of DESIGN.md section 6', () => {
+  it('lists the five actors of docs/design.md#evidence', () => {
     expect([...ALL_ACTORS].sort()).toEqual(['api', 'forwarder', 'receipt', 'reconciler', 'sender']);
   });
 });
@@ -211,7 +211,7 @@ describe('isTransitionAllowed and applyTransition agree with the table for every
   });
 });
 
-describe('key forbidden edges (hand-written from DESIGN.md section 4)', () => {
+describe('key forbidden edges (hand-written from docs/design.md#states)', () => {
   const everyReasonAndActor = ALL_REASONS.flatMap((reason) =>
     ALL_ACTORS.map((actor) => [reason, actor] as const),
   );
