@@ -7,6 +7,7 @@ import { type BudgetPolicy, NO_BUDGETS, type RateWindow } from '../../shared/dom
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
 import { checkLostDeliverable, type DeliverableInput } from './lost-deliverable.js';
+import { createPhoneMatcher } from './phone-spellings.js';
 import { checkMisattributed, checkStale, type ReceiptsSeen } from './provider-truth.js';
 
 /** One entry of `GET /_sim/messages`: a provider-accepted message. */
@@ -573,15 +574,13 @@ function percentDecoded(text: string): string {
 const TOKEN_RUN = /[A-Za-z0-9_~-]{8,}/g;
 
 /**
- * Which kind of secret `text` contains, if any. Matching is exact (whole digit runs, whole token
- * runs) and costs a few set lookups per text, whatever the number of secrets.
+ * Which kind of secret `text` contains, if any. Codes and tokens match exactly (whole digit runs,
+ * whole token runs); phone numbers in every spelling (`phone-spellings.ts`: `(415) 555-0123`,
+ * `+33 6 12 34 56 78`, national forms). A few set lookups per text, whatever the number of secrets.
  */
 export function createLeakDetector(secrets: PrivacySecrets): (text: string) => string | undefined {
+  const hasPhone = createPhoneMatcher(secrets.phones);
   const digits = new Map<string, string>();
-  for (const phone of secrets.phones) {
-    digits.set(phone, 'phone number');
-    digits.set(phone.replace(/^\+/, ''), 'phone number');
-  }
   for (const code of secrets.codes) digits.set(code, 'code');
   const tokens = new Set<string>();
   const hosts = new Set<string>();
@@ -596,6 +595,7 @@ export function createLeakDetector(secrets: PrivacySecrets): (text: string) => s
   }
   return (raw) => {
     for (const text of new Set([raw, percentDecoded(raw)])) {
+      if (hasPhone(text)) return 'phone number';
       for (const match of text.matchAll(DIGIT_RUN)) {
         const kind = digits.get(match[0]) ?? digits.get(match[0].replace(/^\+/, ''));
         if (kind) return kind;
