@@ -130,6 +130,19 @@ describe('API: one number, one spelling (canonical E.164 before budgets, fingerp
     expect(api.store.records()).toHaveLength(1);
   });
 
+  it('a second key for the same event, the number in another spelling, is answered with the first command', async () => {
+    // Prepare
+    const api = aHandler();
+    const body = aBody(CANONICAL);
+    const first = await api.post(body, 'key-event-1');
+    // Act
+    const second = await api.post({ ...body, destination: { phone: WITH_TRUNK } }, 'key-event-2');
+    // Assess
+    expect([first.status, second.status]).toEqual([202, 200]);
+    expect(second.body.idempotency_key).toBe('key-event-1');
+    expect(api.store.records()).toHaveLength(1);
+  });
+
   it('the prefix allow-list judges the canonical form (a trunk prefix does not dodge it)', async () => {
     // Prepare: only French mobiles starting +336.
     const api = aHandler({ prefixes: ['+336'] });
