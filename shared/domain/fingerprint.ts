@@ -8,7 +8,10 @@ const FINGERPRINT_HEX_CHARS = 32; // 128 bits: collision-safe for correlation, n
 
 /** A keyed fingerprint function. The key never leaves this closure. */
 export interface Fingerprinter {
-  /** `fp1:<hex>` = HMAC-SHA256(key, E.164 number), truncated. Correlates without revealing the number. */
+  /**
+   * `fp1:<hex>` = HMAC-SHA256(key, E.164 number), truncated. Correlates without revealing the
+   * number; given the canonical form (`shared/http/phone.ts`), every spelling of a number has one.
+   */
   destination(e164: string): string;
   /** HMAC over the canonical payload: same key + different payload = conflict, without storing the payload. */
   payload(request: NotificationRequest): string;

@@ -7,6 +7,7 @@ export type EpochMs = number;
 
 /** The sensitive part of a command: only ever stored encrypted, removed when terminal. */
 export interface SensitivePayload {
+  /** The canonical E.164 number (`shared/http/phone.ts`): one string per number, whatever the caller's spelling. */
   readonly phone: string;
   readonly params: Readonly<Record<string, string>>;
 }
