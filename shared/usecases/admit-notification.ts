@@ -9,12 +9,12 @@ import type { Fingerprinter } from '../domain/fingerprint.js';
 import { admit, type NotificationRequest } from '../domain/notification.js';
 import { type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from '../domain/policy.js';
 import type { Cipher } from '../ports/cipher.js';
-import type { NotificationStore } from '../ports/store.js';
+import type { CommandStore } from '../ports/command-store.js';
 import { sealPayload } from './payload-seal.js';
 import { type NotificationView, toView } from './view.js';
 
 export interface AdmissionDeps {
-  readonly store: NotificationStore;
+  readonly store: CommandStore;
   readonly cipher: Cipher;
   readonly fingerprinter: Fingerprinter;
   readonly clock: Clock;
