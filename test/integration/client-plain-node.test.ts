@@ -5,7 +5,7 @@
  * project outside it.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +18,39 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLE = join(ROOT, 'scripts/examples/send-reset.mjs');
 /** The calls' budget: this test is about the package, not latency on a 2-core machine shared with the suite. */
 const SLOW_MACHINE_BUDGET = ['--budget-ms', '30000'];
+
+/** A TypeScript caller of the installed package: its declarations must check without skipLibCheck. */
+const CONSUMER_TS = `
+import { type AdmitOutcome, CredentialsError, createResetNotifierClient } from 'reset-notifier/client';
+const client = createResetNotifierClient({ baseUrl: 'http://127.0.0.1:3000', signing: false, timeBudgetMs: 1_000 });
+export async function kinds(): Promise<string> {
+  try {
+    const admitted: AdmitOutcome = await client.admit({
+      event_id: 'e-1', channel: 'sms', template: 'password_reset', destination: { phone: '+14155550123' },
+      params: { code: '483920' }, expires_at: new Date().toISOString(),
+    });
+    const confirmed = await client.confirm('k-1');
+    return admitted.kind === 'unavailable' ? String(admitted.retryAfterSeconds) : admitted.kind + confirmed.kind;
+  } catch (error) {
+    if (error instanceof CredentialsError) return error.code;
+    throw error;
+  }
+}
+`;
+const CONSUMER_TSCONFIG = {
+  compilerOptions: {
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    target: 'es2023',
+    lib: ['es2023'],
+    types: ['node'],
+    skipLibCheck: false,
+    noEmit: true,
+  },
+  files: ['consumer.ts'],
+};
 
 let stack: NpmStartStack;
 let scratch: string;
@@ -90,18 +123,13 @@ describe('the client package from plain Node against npm start', () => {
     expect(result.stdout).toBe('');
   });
 
-  it('works installed from the npm pack tarball, in a project outside this checkout', async () => {
+  it('works installed from the npm pack tarball, in a project outside this checkout, types included', async () => {
     // Prepare: the tarball unpacked where npm would install it; its dependencies linked from
     // this checkout's node_modules (an offline stand-in for `npm install <tarball>`). Without
     // scripts: dist/client is fresh from beforeAll, and `prepare` would rebuild dist/cli.mjs
     // under the CLI's own test.
-    const { stdout } = await run(
-      'npm',
-      ['pack', '--silent', '--ignore-scripts', '--pack-destination', scratch],
-      {
-        cwd: ROOT,
-      },
-    );
+    const pack = ['pack', '--silent', '--ignore-scripts', '--pack-destination', scratch];
+    const { stdout } = await run('npm', pack, { cwd: ROOT });
     const tarball = join(scratch, stdout.trim().split('\n').at(-1) ?? '');
     const project = join(scratch, 'auth-service');
     const installed = join(project, 'node_modules', 'reset-notifier');
@@ -112,10 +140,16 @@ describe('the client package from plain Node against npm start', () => {
       await symlink(join(ROOT, 'node_modules', name), join(project, 'node_modules', name));
     }
     await copyFile(EXAMPLE, join(project, 'send-reset.mjs'));
+    await writeFile(join(project, 'consumer.ts'), CONSUMER_TS);
+    await writeFile(join(project, 'tsconfig.json'), JSON.stringify(CONSUMER_TSCONFIG));
     const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'));
     const url = `http://127.0.0.1:${stack.ports.PORT}`;
 
     // Act
+    const typecheck = await run(join(ROOT, 'node_modules/.bin/tsc'), ['-p', project]).then(
+      () => 'clean',
+      (error: { stdout: string }) => error.stdout,
+    );
     const result = await plainNode(project, 'send-reset.mjs', [
       '--local',
       '--url',
@@ -135,6 +169,7 @@ describe('the client package from plain Node against npm start', () => {
     expect((await readdir(join(installed, 'dist/client/client'))).sort()).toEqual(
       expect.arrayContaining(['index.d.ts', 'index.js', 'client.d.ts', 'client.js']),
     );
+    expect(typecheck).toBe('clean');
     expect(result.stderr).toBe('');
     expect(lines(result.stdout)).toEqual([
       expect.objectContaining({ call: 'admit', kind: expect.stringMatching(/^(admitted|replayed)$/) }),
