@@ -16,10 +16,10 @@ import { NotificationState } from './states.js';
  */
 
 /** Entries per round of a pass when no limit is given. */
-export const DEFAULT_MAX_ITEMS = 1_000;
+const DEFAULT_MAX_ITEMS = 1_000;
 
 /** Rounds of reading one fan-out pass may do while more is due (each round reads `maxItems`). */
-export const DEFAULT_MAX_ROUNDS = 10;
+const DEFAULT_MAX_ROUNDS = 10;
 
 /** The shards of each lane. */
 export type DueLanes = Readonly<Record<DueLane, readonly number[]>>;
@@ -45,7 +45,7 @@ export function passLimits(options: {
 }
 
 /** The `i`-th of `n` near-equal shares of `total` (they add up to `total` exactly). */
-export function shareOf(total: number, n: number, i: number): number {
+function shareOf(total: number, n: number, i: number): number {
   return Math.floor(total / n) + (i < total % n ? 1 : 0);
 }
 
@@ -114,7 +114,7 @@ const PHASES = [
   { name: 'spare', lane: DueLane.urgent },
 ] as const;
 /** A phase of a round: the urgent lane, the poll lane, then the urgent lane again with what is spare. */
-export type Phase = (typeof PHASES)[number]['name'];
+type Phase = (typeof PHASES)[number]['name'];
 
 /** Where one round stands: its target shards, what each phase read, and the next step. */
 export interface RoundState {
@@ -242,7 +242,7 @@ export function handOut(
 }
 
 /** Round-robin over the shards, keeping each shard's order (oldest due first). */
-export function interleaveByShard(entries: readonly DueEntry[]): DueEntry[] {
+function interleaveByShard(entries: readonly DueEntry[]): DueEntry[] {
   const byShard = new Map<number, DueEntry[]>();
   for (const entry of entries) {
     const list = byShard.get(entry.shard) ?? [];

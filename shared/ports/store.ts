@@ -4,13 +4,12 @@ import type { DueIndex } from './due-index.js';
 export type { DueEntry } from '../domain/due-lane.js';
 export type {
   AdmitResult,
-  CommandStore,
   EventClaim,
   PoisonMark,
   StoredCommand,
   TransitionWriteResult,
 } from './command-store.js';
-export type { DueIndex, DuePage, DueShardPage, ReconcileCursor } from './due-index.js';
+export type { DuePage, DueShardPage, ReconcileCursor } from './due-index.js';
 
 /**
  * The whole store, as adapters implement it and the composition root hands it out: its command

@@ -54,7 +54,7 @@ export interface ReconcileDeps extends ReconcileItemDeps {
   readonly resweepMs?: number;
   /**
    * With a reconcile queue, at most this many rounds of `maxItems` per pass while rounds come back
-   * full. Default {@link DEFAULT_MAX_ROUNDS}.
+   * full. Default 10 (`domain/due-pass.ts`).
    */
   readonly maxRounds?: number;
 }
