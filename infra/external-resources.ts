@@ -1,4 +1,5 @@
 import { Token } from 'aws-cdk-lib';
+import { providerInfra } from '../shared/providers/infra-registry.js';
 import type { FingerprintKeySource, ResetNotifierProps } from './settings.js';
 
 /**
@@ -70,14 +71,7 @@ export function validateExternalResources(props: ResetNotifierProps, fail: (mess
       fail((error as Error).message.replace(/^ResetNotifier: /, ''));
     }
   };
-  if (props.provider?.kind === 'twilio') {
-    check(
-      'provider.authTokenSecret',
-      props.provider.authTokenSecret.secretArn,
-      isSecretArn,
-      SECRET_ARN_SHAPE,
-    );
-  }
+  if (props.provider !== undefined) providerInfra(props.provider).checkExternal?.(props.provider, check);
   check('fingerprintKeySecret', props.fingerprintKeySecret?.secretArn, isSecretArn, SECRET_ARN_SHAPE);
   check('alarmTopic', props.alarmTopic?.topicArn, isTopicArn, TOPIC_ARN_SHAPE);
   check('alarmEmail', props.alarmEmail, isEmail, EMAIL_SHAPE);

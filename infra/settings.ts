@@ -7,18 +7,11 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import {
-  DEFAULT_DESTINATION_LIMITS,
-  parseCountryLimits,
-  parseDestinationLimits,
-} from '../shared/domain/budgets.js';
-import { DEFAULT_MAX_SMS_SEGMENTS, parseHosts } from '../shared/domain/sms-body.js';
-import {
-  DEFAULT_ALLOWED_NUMBER_TYPES,
-  parseCountries,
-  parseNumberTypes,
-} from '../shared/http/destination.js';
-import { SETTINGS } from '../shared/settings.js';
+import { parseCountryLimits, parseDestinationLimits } from '../shared/domain/budgets.js';
+import { parseHosts } from '../shared/domain/sms-body.js';
+import { parseCountries, parseNumberTypes } from '../shared/http/destination.js';
+import { type ProviderSettings, providerInfra } from '../shared/providers/infra-registry.js';
+import { SETTINGS, type Setting, settingsEnv } from '../shared/settings.js';
 import {
   fingerprintKeySource,
   isAccountId,
@@ -26,79 +19,17 @@ import {
   validateExternalResources,
 } from './external-resources.js';
 
-/** Amazon SNS SMS (the default in AWS): `sns:Publish` to phone numbers, lookups in the delivery-status logs. */
-export interface SnsProviderSettings {
-  readonly kind: 'sns';
-  /** `AWS.SNS.SMS.SenderID`, where the destination country supports one. @default - none */
-  readonly senderId?: string;
-  /**
-   * The SNS SMS delivery-status log groups the reconciler reads.
-   * @default - `sns/<region>/<account>/DirectPublishToPhoneNumber` and the same with `/Failure`
-   */
-  readonly deliveryLogGroupNames?: readonly string[];
-  /**
-   * Create those log groups (retention, KMS key) and the IAM role SNS writes them with. Turn off
-   * when they already exist in the account (CloudFormation cannot adopt them). @default true
-   */
-  readonly manageDeliveryLogGroups?: boolean;
-  /** Retention of the delivery-status logs (they hold destination numbers in clear). @default ONE_WEEK */
-  readonly deliveryLogRetention?: RetentionDays;
-}
-
 /**
- * AWS End User Messaging SMS: `SendTextMessage` through a configuration set whose event destination
- * (an encrypted SNS topic) feeds the receipts function.
+ * Which SMS provider the functions use (`PROVIDER`): each kind's props are declared in its folder
+ * (`shared/providers/<kind>/infra.ts`) and listed in `shared/providers/infra-registry.ts`.
  */
-export interface EumProviderSettings {
-  readonly kind: 'eum';
-  /** ARN of the phone number, sender id or pool messages come from; `sms-voice:SendTextMessage` is scoped to it. */
-  readonly originationIdentityArn: string;
-  /** Name of the configuration set the stack creates. @default 'reset-notifier' */
-  readonly configurationSetName?: string;
-  /** `MaxPrice` per message in USD, e.g. `'0.05'`. @default - none */
-  readonly maxPrice?: string;
-  /** A protect configuration to send under (its id); the grant then names it too. @default - none */
-  readonly protectConfigurationId?: string;
-  /** Enable message feedback (`PutMessageFeedback` on confirmations). @default false */
-  readonly messageFeedback?: boolean;
-}
-
-/** Twilio (or any Twilio-compatible endpoint). The auth token stays in Secrets Manager. */
-export interface TwilioProviderSettings {
-  readonly kind: 'twilio';
-  readonly accountSid: string;
-  /** The sending number or messaging service, as Twilio expects it in `From`. */
-  readonly from: string;
-  /** A secret whose `SecretString` is the auth token; sender and reconciler may read it. */
-  readonly authTokenSecret: ISecret;
-  /** @default 'https://api.twilio.com' */
-  readonly baseUrl?: string;
-  /** A messaging service (`MG...`) sent with every message; the absence probe needs one. @default - none */
-  readonly messagingServiceSid?: string;
-  /**
-   * What the account declares about Message Redaction (`PROVIDER_REDACTION`); `off` lets the
-   * reconciler prove absence and resend a send that never reached Twilio. @default 'on'
-   */
-  readonly redaction?: 'on' | 'off';
-  /**
-   * A number the account owns (`PROVIDER_ABSENCE_PROBE_TO`): with `messagingServiceSid` and
-   * `redaction: 'off'`, absence is provable in a quiet account (docs/providers/twilio.md). @default - none
-   */
-  readonly absenceProbeTo?: string;
-}
-
-/** The provider simulator reachable at `baseUrl` (test environments only; no secret needed). */
-export interface SimulatorProviderSettings {
-  readonly kind: 'simulator';
-  readonly baseUrl: string;
-}
-
-/** Which SMS provider the functions use (`PROVIDER`). */
-export type ProviderSettings =
-  | SnsProviderSettings
-  | EumProviderSettings
-  | TwilioProviderSettings
-  | SimulatorProviderSettings;
+export type {
+  EumProviderSettings,
+  ProviderSettings,
+  SimulatorProviderSettings,
+  SnsProviderSettings,
+  TwilioProviderSettings,
+} from '../shared/providers/infra-registry.js';
 
 /** Timing settings handed to the functions (docs/design.md#promise and docs/design.md#local-stack). */
 export interface TimingSettings {
@@ -278,7 +209,7 @@ export const FUNCTION_ENTRIES = {
   forwarder: 'forwarder.ts',
   sender: 'sender.ts',
   reconciler: 'reconciler.ts',
-  /** Only deployed with `provider.kind === 'eum'`. */
+  /** Only deployed with the End User Messaging provider (its events). */
   eumReceipts: 'eum-receipts.ts',
   /** Only deployed with a Twilio(-compatible) provider. */
   receipts: 'receipts.ts',
@@ -368,39 +299,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     }
   }
 
-  if (provider.kind === 'eum') {
-    if (
-      !/^arn:aws[a-z-]*:sms-voice:[a-z0-9-]*:\d{12}:(phone-number|sender-id|pool)\/.+$/.test(
-        provider.originationIdentityArn,
-      )
-    ) {
-      fail('provider.originationIdentityArn must be the ARN of an sms-voice phone number, sender id or pool');
-    }
-    if (provider.maxPrice !== undefined && !/^\d{1,4}(\.\d{1,5})?$/.test(provider.maxPrice)) {
-      fail('provider.maxPrice must be a decimal amount in USD, e.g. 0.05');
-    }
-    if (
-      provider.configurationSetName !== undefined &&
-      !/^[A-Za-z0-9_-]{1,64}$/.test(provider.configurationSetName)
-    ) {
-      fail('provider.configurationSetName must be 1-64 letters, digits, _ or -');
-    }
-  }
-  if (provider.kind === 'twilio' && (provider.accountSid === '' || provider.from === '')) {
-    fail('provider (twilio) needs accountSid and from');
-  }
-  if (
-    provider.kind === 'twilio' &&
-    provider.absenceProbeTo !== undefined &&
-    (provider.messagingServiceSid === undefined || provider.redaction !== 'off')
-  ) {
-    // Without a messaging service Twilio drops the schedule and sends the probe at once; with
-    // redaction on no absence is ever proven, so the probe would only cost requests.
-    fail('provider (twilio) absenceProbeTo needs messagingServiceSid and redaction off');
-  }
-  if (provider.kind === 'simulator' && !/^https?:\/\//.test(provider.baseUrl)) {
-    fail('provider (simulator) needs an http(s) baseUrl');
-  }
+  providerInfra(provider).validate(provider, fail);
   const smsSpendAlarmUsd = props.smsSpendAlarmUsd ?? 0.8;
   if (!(smsSpendAlarmUsd > 0)) fail('smsSpendAlarmUsd must be a positive amount of USD');
   validateExternalResources(props, fail);
@@ -447,48 +346,32 @@ function resolveAbuseLimits(
   limits: AbuseLimitSettings,
   fail: (message: string) => never,
 ): Record<string, string> {
-  const env: Record<string, string> = {
-    DESTINATION_LIMITS: limits.destinationLimits ?? DEFAULT_DESTINATION_LIMITS,
-    COUNTRY_LIMITS: limits.countryLimits ?? 'off',
-    ALLOWED_NUMBER_TYPES: (limits.allowedNumberTypes ?? DEFAULT_ALLOWED_NUMBER_TYPES).join(','),
-    MAX_SMS_SEGMENTS: String(limits.maxSmsSegments ?? DEFAULT_MAX_SMS_SEGMENTS),
-  };
-  if (limits.allowedDestinationCountries?.length) {
-    env.ALLOWED_DESTINATION_COUNTRIES = limits.allowedDestinationCountries.join(',');
-  }
-  if (limits.resetUrlHosts?.length) env.RESET_URL_HOSTS = limits.resetUrlHosts.join(',');
+  // Unset props take the AWS column of the settings table.
+  const env = settingsEnv({
+    destinationLimits: limits.destinationLimits ?? SETTINGS.destinationLimits.aws,
+    countryLimits: limits.countryLimits ?? SETTINGS.countryLimits.aws,
+    allowedNumberTypes: limits.allowedNumberTypes ?? SETTINGS.allowedNumberTypes.aws,
+    maxSmsSegments: limits.maxSmsSegments ?? SETTINGS.maxSmsSegments.aws,
+    allowedDestinationCountries: limits.allowedDestinationCountries?.length
+      ? limits.allowedDestinationCountries
+      : undefined,
+    resetUrlHosts: limits.resetUrlHosts?.length ? limits.resetUrlHosts : undefined,
+  });
+  const written = (setting: Setting) => env[setting.env] ?? '';
   try {
-    parseDestinationLimits(env.DESTINATION_LIMITS ?? '', 'abuseLimits.destinationLimits');
-    parseCountryLimits(env.COUNTRY_LIMITS ?? '', 'abuseLimits.countryLimits');
-    parseNumberTypes(env.ALLOWED_NUMBER_TYPES ?? '', 'abuseLimits.allowedNumberTypes');
-    parseCountries(env.ALLOWED_DESTINATION_COUNTRIES ?? '', 'abuseLimits.allowedDestinationCountries');
-    parseHosts(env.RESET_URL_HOSTS ?? '');
+    parseDestinationLimits(written(SETTINGS.destinationLimits), 'abuseLimits.destinationLimits');
+    parseCountryLimits(written(SETTINGS.countryLimits), 'abuseLimits.countryLimits');
+    parseNumberTypes(written(SETTINGS.allowedNumberTypes), 'abuseLimits.allowedNumberTypes');
+    parseCountries(written(SETTINGS.allowedDestinationCountries), 'abuseLimits.allowedDestinationCountries');
+    parseHosts(written(SETTINGS.resetUrlHosts));
   } catch (error) {
     fail((error as Error).message);
   }
-  const segments = limits.maxSmsSegments ?? DEFAULT_MAX_SMS_SEGMENTS;
+  const segments = limits.maxSmsSegments ?? SETTINGS.maxSmsSegments.aws;
   if (!Number.isInteger(segments) || segments < 1)
     fail('abuseLimits.maxSmsSegments must be a whole number >= 1');
   return env;
 }
 
-/**
- * The SNS SMS delivery-status log groups: `names` for the template, and `nagNames`, the same names
- * as cdk-nag prints them (pseudo parameters as `<AWS::Region>`), to acknowledge its findings.
- * Custom names must be literal strings.
- */
-export function snsDeliveryLogGroups(
-  scope: Construct,
-  custom: readonly string[] | undefined,
-): { readonly names: readonly string[]; readonly nagNames: readonly string[] } {
-  if (custom !== undefined) return { names: custom, nagNames: custom };
-  const { region, account } = Stack.of(scope);
-  const base = (r: string, a: string) => `sns/${r}/${a}/DirectPublishToPhoneNumber`;
-  const both = (r: string, a: string) => [base(r, a), `${base(r, a)}/Failure`];
-  return { names: both(region, account), nagNames: both('<AWS::Region>', '<AWS::AccountId>') };
-}
-
-/** The configuration set name of an End User Messaging provider. */
-export function eumConfigurationSetName(provider: EumProviderSettings): string {
-  return provider.configurationSetName ?? 'reset-notifier';
-}
+export { eumConfigurationSetName } from '../shared/providers/eum/infra.js';
+export { snsDeliveryLogGroups } from '../shared/providers/sns/infra.js';

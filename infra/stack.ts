@@ -2,6 +2,7 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { PROVIDER_INFRA, providerKindList } from '../shared/providers/infra-registry.js';
 import { ResetNotifier } from './reset-notifier.js';
 import type { ProviderSettings, ResetNotifierProps } from './settings.js';
 
@@ -112,49 +113,16 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
   };
 
   const kind = get(CONTEXT_KEYS.provider) ?? 'sns';
-  let provider: ProviderSettings;
-  if (kind === 'sns') {
-    const senderId = get(CONTEXT_KEYS.snsSenderId);
-    provider = { kind: 'sns', ...(senderId === undefined ? {} : { senderId }) };
-  } else if (kind === 'twilio') {
-    const baseUrl = get(CONTEXT_KEYS.twilioBaseUrl);
-    const messagingServiceSid = get(CONTEXT_KEYS.twilioMessagingServiceSid);
-    const redaction = get(CONTEXT_KEYS.twilioRedaction);
-    const absenceProbeTo = get(CONTEXT_KEYS.twilioAbsenceProbeTo);
-    if (redaction !== undefined && redaction !== 'on' && redaction !== 'off') {
-      throw new Error(`context ${CONTEXT_KEYS.twilioRedaction} must be on or off, got "${redaction}"`);
-    }
-    provider = {
-      kind: 'twilio',
-      accountSid: required(CONTEXT_KEYS.twilioAccountSid),
-      from: required(CONTEXT_KEYS.twilioFrom),
-      authTokenSecret: Secret.fromSecretCompleteArn(
-        stack,
-        'TwilioAuthToken',
-        required(CONTEXT_KEYS.twilioAuthTokenSecretArn),
-      ),
-      ...(baseUrl === undefined ? {} : { baseUrl }),
-      ...(messagingServiceSid === undefined ? {} : { messagingServiceSid }),
-      ...(redaction === undefined ? {} : { redaction }),
-      ...(absenceProbeTo === undefined ? {} : { absenceProbeTo }),
-    };
-  } else if (kind === 'simulator') {
-    provider = { kind: 'simulator', baseUrl: required(CONTEXT_KEYS.simulatorBaseUrl) };
-  } else if (kind === 'eum') {
-    const optional = (key: string, name: 'configurationSetName' | 'maxPrice' | 'protectConfigurationId') => {
-      const value = get(key);
-      return value === undefined ? {} : { [name]: value };
-    };
-    provider = {
-      kind: 'eum',
-      originationIdentityArn: required(CONTEXT_KEYS.eumOriginationIdentityArn),
-      ...optional(CONTEXT_KEYS.eumConfigurationSet, 'configurationSetName'),
-      ...optional(CONTEXT_KEYS.eumMaxPrice, 'maxPrice'),
-      ...optional(CONTEXT_KEYS.eumProtectConfigurationId, 'protectConfigurationId'),
-    };
-  } else {
-    throw new Error(`context ${CONTEXT_KEYS.provider} must be sns, eum, twilio or simulator, got "${kind}"`);
+  if (!Object.hasOwn(PROVIDER_INFRA, kind)) {
+    throw new Error(`context ${CONTEXT_KEYS.provider} must be ${providerKindList()}, got "${kind}"`);
   }
+  // The provider's own keys, read by its deploy side (shared/providers/<kind>/infra.ts).
+  const provider: ProviderSettings = PROVIDER_INFRA[kind as keyof typeof PROVIDER_INFRA].fromContext({
+    stack,
+    get: (key) => get(CONTEXT_KEYS[key]),
+    required: (key) => required(CONTEXT_KEYS[key]),
+    name: (key) => CONTEXT_KEYS[key],
+  });
 
   const retentionDays = number(CONTEXT_KEYS.evidenceRetentionDays);
   const reconcileMinutes = number(CONTEXT_KEYS.reconcileMinutes);

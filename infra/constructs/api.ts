@@ -24,9 +24,11 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { TWILIO_RECEIPTS_PATH } from '../../shared/handlers/receipts-handler.js';
+import { providerInfra } from '../../shared/providers/infra-registry.js';
+import { SETTINGS, settingsEnv } from '../../shared/settings.js';
 import { isAccountId } from '../external-resources.js';
 import { FUNCTION_ENTRIES, type ResolvedSettings } from '../settings.js';
-import { allowFieldKey, allowIndexQuery, allowSecretRead, allowTableItems, allowTableKey } from './grants.js';
+import { allowFieldKey, allowIndexQuery, allowTableItems, allowTableKey } from './grants.js';
 import { acknowledge } from './nag.js';
 import { ServiceFunction } from './service-function.js';
 import type { Storage } from './storage.js';
@@ -141,12 +143,13 @@ export class Api extends Construct {
     // Confirmations write a transition (UpdateItem + PutItem in one transaction, UpdateItem granted
     // above) and are forwarded to the provider's feedback API with the provider's credentials.
     const provider = settings.provider;
-    if (provider.kind === 'twilio') allowSecretRead(this, this.handler, provider.authTokenSecret);
-    if (provider.kind === 'twilio' || provider.kind === 'simulator') {
+    const providerSide = providerInfra(provider);
+    providerSide.grantFeedback(this, this.handler, provider);
+    if (providerSide.statusCallbacks) {
       const receiptsUrl = `${this.httpApi.apiEndpoint}${RECEIPTS_ROUTE.path}`;
       this.receiptsUrl = receiptsUrl;
       this.receipts = this.addTwilioReceipts(props, receiptsUrl);
-      this.handler.addEnvironment('PROVIDER_STATUS_CALLBACK_BASE', receiptsUrl);
+      this.handler.addEnvironment(SETTINGS.twilioStatusCallbackBase.env, receiptsUrl);
     }
   }
 
@@ -180,18 +183,14 @@ export class Api extends Construct {
       description: 'reset-notifier: Twilio status callbacks (signature-checked receipts)',
       timeout: Duration.seconds(10),
       memorySize: 256,
-      environment: {
-        ...props.environment,
-        PROVIDER_STATUS_CALLBACK_BASE: receiptsUrl,
-      },
+      environment: { ...props.environment, ...settingsEnv({ twilioStatusCallbackBase: receiptsUrl }) },
       logRetention: settings.logRetention,
       projectRoot: settings.code.projectRoot,
       depsLockFilePath: settings.code.depsLockFilePath,
     });
     allowTableItems(receipts, storage.table, ['GetItem', 'UpdateItem', 'PutItem']);
     allowTableKey(receipts, storage.tableKey, 'write');
-    if (settings.provider.kind === 'twilio')
-      allowSecretRead(this, receipts, settings.provider.authTokenSecret);
+    providerInfra(settings.provider).grantReceipts(this, receipts, settings.provider);
     const [route] = this.httpApi.addRoutes({
       path: RECEIPTS_ROUTE.path,
       methods: [RECEIPTS_ROUTE.method],

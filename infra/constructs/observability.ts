@@ -22,6 +22,7 @@ import {
   SERVICE_METRICS,
   ZERO_SMS_CLASS_METRICS,
 } from '../../shared/handlers/service-metrics.js';
+import { providerInfra } from '../../shared/providers/infra-registry.js';
 import type { ResolvedSettings } from '../settings.js';
 import type { Api } from './api.js';
 import type { Pipeline } from './pipeline.js';
@@ -438,13 +439,15 @@ export class Observability extends Construct {
         RECEIPT_SIGNATURE_FAILURES_ALARM,
       ),
     };
-    if (settings.provider.kind === 'sns') {
+    // The provider's own spend metric, when it publishes one (SNS).
+    const spend = providerInfra(settings.provider).spendAlarm;
+    if (spend !== undefined) {
       alarms.smsSpend = this.alarm(
         'SmsSpend',
-        `SNS SMS spend this month passed ${settings.smsSpendAlarmUsd} USD (SNS stops sending at the account's spend limit)`,
+        spend.description(settings.smsSpendAlarmUsd),
         new Metric({
-          namespace: 'AWS/SNS',
-          metricName: 'SMSMonthToDateSpentUSD',
+          namespace: spend.namespace,
+          metricName: spend.metricName,
           statistic: 'Maximum',
           period: FIVE_MINUTES,
         }),

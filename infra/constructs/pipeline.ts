@@ -10,21 +10,10 @@ import { Construct } from 'constructs';
 import { RECORD_ATTRIBUTES } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { DISPATCH_TRIGGER } from '../../shared/domain/dispatch-trigger.js';
-import {
-  FUNCTION_ENTRIES,
-  RECONCILE_PASS_SPACING,
-  type ResolvedSettings,
-  snsDeliveryLogGroups,
-} from '../settings.js';
-import {
-  allowFieldKey,
-  allowIndexQuery,
-  allowSecretRead,
-  allowStreamRead,
-  allowTableItems,
-  allowTableKey,
-  logGroupArns,
-} from './grants.js';
+import { providerInfra } from '../../shared/providers/infra-registry.js';
+import { settingsEnv } from '../../shared/settings.js';
+import { FUNCTION_ENTRIES, RECONCILE_PASS_SPACING, type ResolvedSettings } from '../settings.js';
+import { allowFieldKey, allowIndexQuery, allowStreamRead, allowTableItems, allowTableKey } from './grants.js';
 import { acknowledge } from './nag.js';
 import { ServiceFunction, visibilityTimeoutFor } from './service-function.js';
 import type { Storage } from './storage.js';
@@ -53,8 +42,6 @@ export const RECONCILE_WORKER_MAX_CONCURRENCY = 4;
 export const STATUS_POLL_WORKER_MAX_CONCURRENCY = 2;
 /** Receives before a reconcile message moves to its dead-letter queue (only transient faults retry). */
 export const RECONCILE_MAX_RECEIVE_COUNT = 5;
-/** Account-wide lookups per second a provider allows: SNS lookups are FilterLogEvents (5/s). */
-const PROVIDER_LOOKUPS_PER_SECOND = { sns: 4, twilio: 20 } as const;
 const RECONCILE_WORKER_TIMEOUT = Duration.seconds(60);
 /** Seconds a scheduled reconciler invocation may run past its last pass's start. */
 const RECONCILE_LAST_PASS_ROOM_SECONDS = 60;
@@ -152,7 +139,10 @@ export class Pipeline extends Construct {
     // Its own queue so that a backlog of status polls never sits ahead of an expiry.
     this.statusPollQueue = reconcileWorkerQueue('StatusPollQueue');
 
-    this.environment = { ...props.baseEnvironment, DISPATCH_QUEUE_URL: this.dispatchQueue.queueUrl };
+    this.environment = {
+      ...props.baseEnvironment,
+      ...settingsEnv({ dispatchQueueUrl: this.dispatchQueue.queueUrl }),
+    };
     const allowEnqueue = (fn: ServiceFunction) =>
       fn.addToRolePolicy(
         new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.dispatchQueue.queueArn] }),
@@ -198,18 +188,16 @@ export class Pipeline extends Construct {
 
     // Sender: dispatch queue -> provider.
     const provider = settings.provider;
+    const providerSide = providerInfra(provider);
     this.sender = new ServiceFunction(this, 'Sender', {
       ...common,
       entry: entry('sender'),
       description: 'reset-notifier: claims a command and calls the SMS provider once',
       timeout: settings.senderTimeout,
       environment: this.environment,
-      ...(provider.kind === 'sns'
-        ? {
-            wildcardResourceReason:
-              'sns:Publish to a phone number has no resource ARN; it only works on "*".',
-          }
-        : {}),
+      ...(providerSide.wildcardSendReason === undefined
+        ? {}
+        : { wildcardResourceReason: providerSide.wildcardSendReason }),
     });
     this.sender.addEventSource(
       new SqsEventSource(this.dispatchQueue, {
@@ -222,11 +210,7 @@ export class Pipeline extends Construct {
     allowTableKey(this.sender, tableKey, 'write');
     allowFieldKey(this.sender, fieldKey, 'kms:Decrypt');
     allowFingerprintKey(this.sender);
-    if (provider.kind === 'sns') {
-      this.sender.addToRolePolicy(new iam.PolicyStatement({ actions: ['sns:Publish'], resources: ['*'] }));
-    } else if (provider.kind === 'twilio') {
-      allowSecretRead(this, this.sender, provider.authTokenSecret);
-    }
+    providerSide.grantSend(this, this.sender, provider);
 
     // Reconciler: due index -> reconcile queue (fan-out); with RECONCILE_QUEUE_URL unset it would
     // handle keys itself, which is why it keeps the worker's grants. Never sends.
@@ -241,9 +225,11 @@ export class Pipeline extends Construct {
       ),
       environment: {
         ...this.environment,
-        RECONCILE_QUEUE_URL: this.reconcileQueue.queueUrl,
-        RECONCILE_POLL_QUEUE_URL: this.statusPollQueue.queueUrl,
-        RECONCILE_PASSES_PER_RUN: String(settings.reconcilePassesPerRun),
+        ...settingsEnv({
+          reconcileQueueUrl: this.reconcileQueue.queueUrl,
+          reconcilePollQueueUrl: this.statusPollQueue.queueUrl,
+          reconcilePassesPerRun: settings.reconcilePassesPerRun,
+        }),
       },
       // Opt-in only: overlapping passes are safe because every write is conditional on the
       // item's state and version (a lost race is a returned `stale`, never a second send), and the
@@ -265,24 +251,7 @@ export class Pipeline extends Construct {
     allowFieldKey(this.reconciler, fieldKey, 'kms:Decrypt');
     allowFingerprintKey(this.reconciler);
     allowEnqueue(this.reconciler);
-    if (provider.kind === 'sns') {
-      const groups = snsDeliveryLogGroups(this, provider.deliveryLogGroupNames);
-      this.reconciler.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['logs:FilterLogEvents'],
-          resources: logGroupArns(this, groups.names),
-        }),
-      );
-      for (const name of groups.nagNames) {
-        acknowledge(
-          this.reconciler.serviceRole,
-          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:${name}:*]`,
-          'FilterLogEvents is authorized on the log streams of the group (`log-group:<name>:*`); the grant names one SNS delivery-status log group.',
-        );
-      }
-    } else if (provider.kind === 'twilio') {
-      allowSecretRead(this, this.reconciler, provider.authTokenSecret);
-    }
+    providerSide.grantLookup(this, this.reconciler, provider);
     // GetQueueAttributes: the pass reads a lane's queue backlog before it sweeps the lane afresh.
     this.reconciler.addToRolePolicy(
       new iam.PolicyStatement({
@@ -292,8 +261,7 @@ export class Pipeline extends Construct {
     );
 
     // Reconcile worker: one due key per message, bounded concurrency, partial batch responses.
-    const lookupRate =
-      provider.kind === 'sns' ? PROVIDER_LOOKUPS_PER_SECOND.sns : PROVIDER_LOOKUPS_PER_SECOND.twilio;
+    const lookupRate = providerSide.lookupsPerSecond;
     this.reconcileWorker = new ServiceFunction(this, 'ReconcileWorker', {
       ...common,
       entry: entry('reconcileWorker'),
@@ -303,9 +271,10 @@ export class Pipeline extends Construct {
       environment: {
         ...this.environment,
         // Per container: the account-wide limit shared by the workers that can run at once (both queues).
-        PROVIDER_LOOKUP_RATE_PER_SECOND: String(
-          lookupRate / (RECONCILE_WORKER_MAX_CONCURRENCY + STATUS_POLL_WORKER_MAX_CONCURRENCY),
-        ),
+        ...settingsEnv({
+          providerLookupRate:
+            lookupRate / (RECONCILE_WORKER_MAX_CONCURRENCY + STATUS_POLL_WORKER_MAX_CONCURRENCY),
+        }),
       },
     });
     this.reconcileWorker.addEventSource(
@@ -327,23 +296,6 @@ export class Pipeline extends Construct {
     allowFieldKey(this.reconcileWorker, fieldKey, 'kms:Decrypt');
     allowFingerprintKey(this.reconcileWorker);
     allowEnqueue(this.reconcileWorker);
-    if (provider.kind === 'sns') {
-      const groups = snsDeliveryLogGroups(this, provider.deliveryLogGroupNames);
-      this.reconcileWorker.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['logs:FilterLogEvents'],
-          resources: logGroupArns(this, groups.names),
-        }),
-      );
-      for (const name of groups.nagNames) {
-        acknowledge(
-          this.reconcileWorker.serviceRole,
-          `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:${name}:*]`,
-          'FilterLogEvents is authorized on the log streams of the group (`log-group:<name>:*`); the grant names one SNS delivery-status log group.',
-        );
-      }
-    } else if (provider.kind === 'twilio') {
-      allowSecretRead(this, this.reconcileWorker, provider.authTokenSecret);
-    }
+    providerSide.grantLookup(this, this.reconcileWorker, provider);
   }
 }

@@ -55,6 +55,11 @@ describe('layer rules (biome.json noRestrictedImports)', () => {
     ['shared/providers/twilio/probe.ts', '../../../local/simulator/server.js'],
     ['shared/composition/probe.ts', '../../scripts/chaos/driver.js'],
     ['shared/usecases/probe.ts', '../../local/faults/dispatch-crash.js'],
+    // A Lambda bundle must never pull aws-cdk-lib: only a provider's deploy side uses the CDK.
+    ['shared/composition/probe.ts', '../providers/twilio/infra.js'],
+    ['shared/composition/probe.ts', '../providers/infra-registry.js'],
+    ['shared/providers/sns/probe.ts', 'aws-cdk-lib/aws-iam'],
+    ['shared/providers/twilio/infra.ts', '../../../local/simulator/server.js'],
   ])('%s may not import %s', async (path, specifier) => {
     // Act
     const hits = await restrictedImports(path, specifier);
@@ -70,6 +75,9 @@ describe('layer rules (biome.json noRestrictedImports)', () => {
     ['shared/usecases/probe.ts', '../ports/store.js'],
     ['shared/handlers/probe.ts', '../usecases/admit-notification.js'],
     ['shared/adapters/probe.ts', '@aws-sdk/client-dynamodb'],
+    ['shared/providers/twilio/infra.ts', '../../../infra/constructs/grants.js'],
+    ['shared/providers/twilio/infra.ts', 'aws-cdk-lib/aws-iam'],
+    ['shared/providers/infra-registry.ts', './twilio/infra.js'],
   ])('%s may import %s', async (path, specifier) => {
     // Act
     const hits = await restrictedImports(path, specifier);
