@@ -12,6 +12,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { createTableInput, TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { settingsEnv } from '../../shared/settings.js';
 import type { FingerprintKeySource } from '../settings.js';
 import { allowParameterRead, allowSecretRead, type SecretRef } from './grants.js';
 import { acknowledge } from './nag.js';
@@ -105,9 +106,9 @@ export class Storage extends Construct {
   /** The variables that tell the functions where the fingerprint key is (see `shared/config.ts`). */
   get fingerprintKeyEnvironment(): Record<string, string> {
     if (this.fingerprintKeySource.kind === 'parameter') {
-      return { FINGERPRINT_KEY_PARAMETER: this.fingerprintKeySource.name };
+      return settingsEnv({ fingerprintKeyParameter: this.fingerprintKeySource.name });
     }
-    return { FINGERPRINT_KEY_SECRET_ARN: (this.fingerprintKeySecret as SecretRef).secretArn };
+    return settingsEnv({ fingerprintKeySecret: (this.fingerprintKeySecret as SecretRef).secretArn });
   }
 
   /** Lets `grantee` read the fingerprint key (the composition root loads it when a container starts). */
