@@ -1,6 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import { applyLookup, decideReconcile } from '../domain/dispatch.js';
 import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
+import { poisonMove } from '../domain/poison.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { clientReference, type LookupOutcome } from '../domain/provider.js';
 import { NotificationState } from '../domain/states.js';
@@ -15,17 +16,6 @@ import { openPayload } from './payload-seal.js';
 
 // The reconcile worker's use case: one due key at a time, as a reconcile queue message (or an
 // inline pass, `reconcile-due.ts`) hands it over.
-
-/** How poison items are moved out of the way: retried later a few times, then parked. */
-export const POISON_POLICY = {
-  /** After this many consecutive failures the item is parked (far due time, alarm). */
-  maxRetries: 5,
-  /** First retry delay; doubles per failure, capped. */
-  retryBaseMs: 60_000,
-  retryMaxMs: 3_600_000,
-  /** A parked item comes back after this long (an operator fixes or rolls forward meanwhile). */
-  parkMs: 30 * 86_400_000,
-} as const;
 
 /** What handling one due key needs (the reconcile worker, or an inline pass). */
 export interface ReconcileItemDeps {
@@ -99,16 +89,7 @@ async function poison(
 ): Promise<ItemReport> {
   const now = deps.clock.now();
   try {
-    const mark = await deps.store.markPoison(idempotencyKey, now, (count) =>
-      count >= POISON_POLICY.maxRetries
-        ? { dueAt: now + POISON_POLICY.parkMs, parked: true }
-        : {
-            dueAt:
-              now +
-              Math.min(POISON_POLICY.retryMaxMs, POISON_POLICY.retryBaseMs * 2 ** Math.max(0, count - 1)),
-            parked: false,
-          },
-    );
+    const mark = await deps.store.markPoison(idempotencyKey, now, (count) => poisonMove(count, now));
     if (!mark) return { kind: 'missing' };
     deps.onItemError?.({
       idempotencyKey,

@@ -16,9 +16,9 @@ import { commandItem } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import { DynamoNotificationStore } from '../../shared/adapters/dynamodb/store.js';
 import type { NotificationRecord } from '../../shared/domain/notification.js';
+import { POISON_POLICY } from '../../shared/domain/poison.js';
 import { sealPayload } from '../../shared/usecases/payload-seal.js';
 import { reconcileDue } from '../../shared/usecases/reconcile-due.js';
-import { POISON_POLICY } from '../../shared/usecases/reconcile-key.js';
 import { TEST_CODE, TEST_PHONE, uniqueName } from '../support/fixtures.js';
 import { ManualClock } from '../support/manual-clock.js';
 import {

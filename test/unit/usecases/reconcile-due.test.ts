@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { POISON_POLICY } from '../../../shared/domain/poison.js';
 import type { ReconcileDeps } from '../../../shared/usecases/reconcile-due.js';
 import { reconcileDue } from '../../../shared/usecases/reconcile-due.js';
-import { POISON_POLICY, reconcileKey } from '../../../shared/usecases/reconcile-key.js';
+import { reconcileKey } from '../../../shared/usecases/reconcile-key.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import {
