@@ -9,6 +9,7 @@
 import { ZERO_SMS_ALARM } from '../../infra/constructs/observability.js';
 import type { EvidenceRecord } from '../../shared/domain/notification.js';
 import { finalOutcomeOfTrail, type ZeroSmsClass } from '../../shared/domain/zero-sms.js';
+import { DESTINATION_FAULTS } from '../../shared/providers/registry.js';
 import type { FaultPhase } from './scenario.js';
 
 /** The alarm as deployed: period, threshold (percent of final outcomes), and its expression. */
@@ -97,7 +98,7 @@ export function zeroSmsByAlarmPeriod(
   };
   const periods = new Map<number, Tally>();
   for (const trail of trails.values()) {
-    const final = finalOutcomeOfTrail(trail);
+    const final = finalOutcomeOfTrail(trail, DESTINATION_FAULTS);
     if (final === undefined) continue;
     const start = Math.floor(final.at / figures.periodMs) * figures.periodMs;
     const tally = periods.get(start) ?? { finals: 0, zeroSms: 0, destinationFault: 0, byClass: {} };

@@ -9,6 +9,7 @@ import { type FinalOutcome, outcomeOfApplied } from '../domain/zero-sms.js';
 import { SERVICE_METRICS, ZERO_SMS_CLASS_METRICS } from '../handlers/service-metrics.js';
 import type { NotificationStore } from '../ports/store.js';
 import type { ProviderEvent } from '../providers/module.js';
+import { DESTINATION_FAULTS } from '../providers/registry.js';
 import type { MetricsSink } from './handlers.js';
 
 /**
@@ -43,7 +44,7 @@ export function countingFinalOutcomes(
   const transition: NotificationStore['transition'] = async (applied) => {
     const result = await store.transition(applied);
     if (result.kind !== 'written') return result;
-    const outcome = outcomeOfApplied(applied);
+    const outcome = outcomeOfApplied(applied, DESTINATION_FAULTS);
     if (outcome === undefined) return result;
     recordFinalOutcome(metrics, outcome);
     if (outcome.zeroSms?.pages) {

@@ -13,8 +13,9 @@
  * evidence about a command already counted or already delivered).
  *
  * The destination is at fault when the provider's `reason_detail` says the number is invalid,
- * cannot take SMS or opted out: such an outcome is counted apart and never pages (the user gave a
- * number no provider can reach; nothing the operator does changes it).
+ * cannot take SMS or opted out (each provider's codes are its own: {@link DestinationFaults}): such
+ * an outcome is counted apart and never pages (the user gave a number no provider can reach;
+ * nothing the operator does changes it).
  */
 import { type NotificationState, ReasonCode, TERMINAL_STATES } from './states.js';
 
@@ -57,43 +58,29 @@ export interface OutcomeTransition {
 }
 
 /**
- * Twilio error codes that put the fault on the destination (the number, not the service, the
- * provider or the carrier): the API refusals of `PERMANENT_TWILIO_CODES` that name the number, and
- * the delivery errors 30005 (unknown destination handset) and 30006 (landline or unreachable
- * carrier). 30003 (handset unreachable: switched off, out of coverage) and 30004/30007 (blocked,
- * filtered) are not: the number is valid and the outcome pages.
+ * What one provider's `reason_detail`s say about the destination: the details' sources (their
+ * first part: `twilio`, `sns`, `eum`) and the later parts that put the fault on the destination
+ * (the number is invalid, cannot take SMS or opted out). Each provider declares its own
+ * (`destinationFaults` of `shared/providers/<kind>/module.ts`); callers pass them all in.
  */
-const TWILIO_DESTINATION_CODES: Readonly<Record<string, Exclude<DestinationVerdict, 'valid'>>> = {
-  '21211': 'invalid_number',
-  '21214': 'invalid_number',
-  '21217': 'invalid_number',
-  '21265': 'invalid_number',
-  '21407': 'invalid_number',
-  '21610': 'opted_out',
-  '21614': 'invalid_number',
-  '30005': 'invalid_number',
-  '30006': 'invalid_number',
-};
-
-/**
- * Detail parts of the AWS providers that put the fault on the destination: End User Messaging's
- * opted-out refusals and its `TEXT_INVALID` delivery event, SNS's `OptedOutException`.
- */
-const AWS_DESTINATION_PARTS: Readonly<Record<string, Exclude<DestinationVerdict, 'valid'>>> = {
-  DESTINATION_PHONE_NUMBER_OPTED_OUT: 'opted_out',
-  CANNOT_ADD_OPTED_OUT_NUMBER: 'opted_out',
-  OptedOutException: 'opted_out',
-  TEXT_INVALID: 'invalid_number',
-};
+export interface DestinationFaults {
+  readonly sources: readonly string[];
+  readonly parts: Readonly<Record<string, Exclude<DestinationVerdict, 'valid'>>>;
+}
 
 /** What a `reason_detail` says about the destination: `valid` unless it names a destination fault. */
-export function destinationVerdict(reasonDetail: string | undefined): DestinationVerdict {
+export function destinationVerdict(
+  reasonDetail: string | undefined,
+  faults: readonly DestinationFaults[],
+): DestinationVerdict {
   if (reasonDetail === undefined) return 'valid';
-  const [source, ...parts] = reasonDetail.split(':');
+  const [source = '', ...parts] = reasonDetail.split(':');
+  const tables = faults.filter((f) => f.sources.includes(source));
   for (const part of parts) {
-    const twilio = source === 'twilio' ? TWILIO_DESTINATION_CODES[part] : undefined;
-    const aws = source === 'eum' || source === 'sns' ? AWS_DESTINATION_PARTS[part] : undefined;
-    if (twilio ?? aws) return (twilio ?? aws) as DestinationVerdict;
+    for (const table of tables) {
+      const verdict = Object.hasOwn(table.parts, part) ? table.parts[part] : undefined;
+      if (verdict !== undefined) return verdict;
+    }
   }
   return 'valid';
 }
@@ -102,14 +89,17 @@ export function destinationVerdict(reasonDetail: string | undefined): Destinatio
  * The outcome of a transition that makes a command final for the first time; undefined for any
  * other transition (not final, or out of a state that was already final).
  */
-export function finalOutcomeOf(t: OutcomeTransition): FinalOutcome | undefined {
+export function finalOutcomeOf(
+  t: OutcomeTransition,
+  faults: readonly DestinationFaults[],
+): FinalOutcome | undefined {
   if (!t.toFinal || t.fromFinal) return undefined;
   const zeroClass = zeroSmsClassOf(t);
   if (zeroClass === undefined) return {};
   // Only the provider's refusal or failure names the destination; an expiry never blames it.
   const destination =
     zeroClass === ZeroSmsClass.failed || zeroClass === ZeroSmsClass.undelivered
-      ? destinationVerdict(t.reasonDetail)
+      ? destinationVerdict(t.reasonDetail, faults)
       : 'valid';
   return { zeroSms: { class: zeroClass, destination, pages: destination === 'valid' } };
 }
@@ -143,19 +133,25 @@ const isFinalRecord = (r: FinalityOf): boolean =>
   TERMINAL_STATES.has(r.state) || (r.state === 'sent' && r.closed);
 
 /** The outcome of an applied transition (record before and after, and its evidence). */
-export function outcomeOfApplied(applied: {
-  readonly previous: FinalityOf;
-  readonly next: FinalityOf;
-  readonly evidence: { readonly reason: ReasonCode; readonly reasonDetail?: string };
-}): FinalOutcome | undefined {
-  return finalOutcomeOf({
-    fromState: applied.previous.state,
-    fromFinal: isFinalRecord(applied.previous),
-    toState: applied.next.state,
-    toFinal: isFinalRecord(applied.next),
-    reason: applied.evidence.reason,
-    ...(applied.evidence.reasonDetail === undefined ? {} : { reasonDetail: applied.evidence.reasonDetail }),
-  });
+export function outcomeOfApplied(
+  applied: {
+    readonly previous: FinalityOf;
+    readonly next: FinalityOf;
+    readonly evidence: { readonly reason: ReasonCode; readonly reasonDetail?: string };
+  },
+  faults: readonly DestinationFaults[],
+): FinalOutcome | undefined {
+  return finalOutcomeOf(
+    {
+      fromState: applied.previous.state,
+      fromFinal: isFinalRecord(applied.previous),
+      toState: applied.next.state,
+      toFinal: isFinalRecord(applied.next),
+      reason: applied.evidence.reason,
+      ...(applied.evidence.reasonDetail === undefined ? {} : { reasonDetail: applied.evidence.reasonDetail }),
+    },
+    faults,
+  );
 }
 
 /** One evidence record as far as this module reads it. */
@@ -175,16 +171,20 @@ export interface TrailStep {
  */
 export function finalOutcomeOfTrail(
   trail: readonly TrailStep[],
+  faults: readonly DestinationFaults[],
 ): { readonly at: number; readonly outcome: FinalOutcome } | undefined {
   for (const step of [...trail].sort((a, b) => a.seq - b.seq)) {
-    const outcome = finalOutcomeOf({
-      fromState: step.fromState,
-      fromFinal: false,
-      toState: step.toState,
-      toFinal: TERMINAL_STATES.has(step.toState) || step.reason === ReasonCode.statusHorizon,
-      reason: step.reason,
-      ...(step.reasonDetail === undefined ? {} : { reasonDetail: step.reasonDetail }),
-    });
+    const outcome = finalOutcomeOf(
+      {
+        fromState: step.fromState,
+        fromFinal: false,
+        toState: step.toState,
+        toFinal: TERMINAL_STATES.has(step.toState) || step.reason === ReasonCode.statusHorizon,
+        reason: step.reason,
+        ...(step.reasonDetail === undefined ? {} : { reasonDetail: step.reasonDetail }),
+      },
+      faults,
+    );
     if (outcome !== undefined) return { at: step.at, outcome };
   }
   return undefined;

@@ -8,6 +8,7 @@
 import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import type { ProviderCapabilities } from '../domain/provider.js';
+import type { DestinationFaults } from '../domain/zero-sms.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
 
 /**
@@ -49,6 +50,8 @@ export interface ProviderModule<K extends ServiceConfig['provider'] = ServiceCon
    * would serialise the batch away. Otherwise `PROVIDER_LOOKUP_RATE_PER_SECOND` bounds lookups.
    */
   readonly boundsOwnLookups: boolean;
+  /** Its `reason_detail` codes that put the fault on the destination (zero-SMS outcomes that never page). */
+  readonly destinationFaults: DestinationFaults;
   /** Refuses settings that cannot work, at cold start (a deployment error must be loud). */
   check?(config: ServiceConfig): void;
   /** The adapter for these settings (may read a secret: the composition root retries a failure). */

@@ -4,6 +4,7 @@
  * Lambda bundles never import aws-cdk-lib; its type requires a line for every kind listed here.
  */
 import type { ServiceConfig } from '../config.js';
+import type { DestinationFaults } from '../domain/zero-sms.js';
 import { eumModule } from './eum/module.js';
 import type { ProviderModule } from './module.js';
 import { simulatorModule } from './simulator/module.js';
@@ -19,6 +20,11 @@ export const PROVIDERS: { readonly [K in ProviderKind]: ProviderModule<K> } = {
   twilio: twilioModule,
   simulator: simulatorModule,
 };
+
+/** Every provider's destination faults (a detail names its source, so all of them apply at once). */
+export const DESTINATION_FAULTS: readonly DestinationFaults[] = Object.values(PROVIDERS).map(
+  (module) => module.destinationFaults,
+);
 
 /** The module of a configured provider. */
 export function providerModule(kind: ProviderKind): ProviderModule {

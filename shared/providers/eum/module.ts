@@ -43,5 +43,14 @@ export const eumModule: ProviderModule<'eum'> = {
   ],
   feedback: true,
   boundsOwnLookups: false,
+  // The opted-out refusals of SendTextMessage and the TEXT_INVALID delivery event.
+  destinationFaults: {
+    sources: ['eum'],
+    parts: {
+      DESTINATION_PHONE_NUMBER_OPTED_OUT: 'opted_out',
+      CANNOT_ADD_OPTED_OUT_NUMBER: 'opted_out',
+      TEXT_INVALID: 'invalid_number',
+    },
+  },
   build: async (config, { clock }) => buildEumProvider(config, clock),
 };

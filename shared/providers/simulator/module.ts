@@ -1,5 +1,5 @@
 import type { ProviderModule } from '../module.js';
-import { buildTwilioProvider, checkTwilioConfig } from '../twilio/module.js';
+import { buildTwilioProvider, checkTwilioConfig, TWILIO_DESTINATION_FAULTS } from '../twilio/module.js';
 import { TWILIO_CAPABILITIES } from '../twilio/provider.js';
 
 /**
@@ -22,6 +22,8 @@ export const simulatorModule: ProviderModule<'simulator'> = {
   ],
   feedback: true,
   boundsOwnLookups: false,
+  // Its adapter is Twilio's: its details are `twilio:<code>`.
+  destinationFaults: TWILIO_DESTINATION_FAULTS,
   check: checkTwilioConfig,
   build: buildTwilioProvider,
 };

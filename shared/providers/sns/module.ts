@@ -14,6 +14,8 @@ export const snsModule: ProviderModule<'sns'> = {
   feedback: false,
   // One FilterLogEvents call serves a batch of lookups: the adapter bounds those calls itself.
   boundsOwnLookups: true,
+  // A Publish refused because the number opted out of SMS from this account.
+  destinationFaults: { sources: ['sns'], parts: { OptedOutException: 'opted_out' } },
   async build(config, { clock }) {
     return createSnsProvider({
       // No SDK retries: a retry after a lost response could send a second SMS.

@@ -1,6 +1,7 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { readSecretString } from '../../adapters/secrets-manager-secret.js';
 import type { ServiceConfig } from '../../config.js';
+import type { DestinationFaults } from '../../domain/zero-sms.js';
 import { SERVICE_METRICS } from '../../handlers/service-metrics.js';
 import type { SmsProvider } from '../../ports/sms-provider.js';
 import type { ProviderBuildDeps, ProviderEvent, ProviderModule } from '../module.js';
@@ -12,6 +13,28 @@ import {
   TWILIO_CAPABILITIES,
   type TwilioAdapterEvent,
 } from './provider.js';
+
+/**
+ * Twilio error codes that put the fault on the destination (the number, not the service, the
+ * provider or the carrier): the API refusals of `PERMANENT_TWILIO_CODES` that name the number, and
+ * the delivery errors 30005 (unknown destination handset) and 30006 (landline or unreachable
+ * carrier). 30003 (handset unreachable: switched off, out of coverage) and 30004/30007 (blocked,
+ * filtered) are not: the number is valid and the outcome pages.
+ */
+export const TWILIO_DESTINATION_FAULTS: DestinationFaults = {
+  sources: ['twilio'],
+  parts: {
+    '21211': 'invalid_number',
+    '21214': 'invalid_number',
+    '21217': 'invalid_number',
+    '21265': 'invalid_number',
+    '21407': 'invalid_number',
+    '21610': 'opted_out',
+    '21614': 'invalid_number',
+    '30005': 'invalid_number',
+    '30006': 'invalid_number',
+  },
+};
 
 /** The metric of each Twilio adapter event: absence proofs switched off. */
 const TWILIO_EVENT_METRICS: Readonly<Record<TwilioAdapterEvent['kind'], string>> = {
@@ -101,6 +124,7 @@ export const twilioModule: ProviderModule<'twilio'> = {
   ],
   feedback: true,
   boundsOwnLookups: false,
+  destinationFaults: TWILIO_DESTINATION_FAULTS,
   check: checkTwilioConfig,
   build: buildTwilioProvider,
 };

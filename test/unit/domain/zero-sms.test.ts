@@ -15,14 +15,19 @@ import {
   TERMINAL_STATES,
   TRANSITIONS,
 } from '../../../shared/domain/states.js';
-import {
-  destinationVerdict,
-  finalOutcomeOf,
-  finalOutcomeOfTrail,
-  outcomeOfApplied,
-  ZeroSmsClass,
-} from '../../../shared/domain/zero-sms.js';
+import * as zeroSms from '../../../shared/domain/zero-sms.js';
+import { ZeroSmsClass } from '../../../shared/domain/zero-sms.js';
+import { DESTINATION_FAULTS } from '../../../shared/providers/registry.js';
 import { aRecord, T0 } from './fixtures.js';
+
+// Every provider's destination faults, as the composition root and the chaos report pass them.
+const destinationVerdict = (detail: string | undefined) =>
+  zeroSms.destinationVerdict(detail, DESTINATION_FAULTS);
+const finalOutcomeOf = (t: zeroSms.OutcomeTransition) => zeroSms.finalOutcomeOf(t, DESTINATION_FAULTS);
+const finalOutcomeOfTrail = (trail: readonly zeroSms.TrailStep[]) =>
+  zeroSms.finalOutcomeOfTrail(trail, DESTINATION_FAULTS);
+const outcomeOfApplied = (applied: Parameters<typeof zeroSms.outcomeOfApplied>[0]) =>
+  zeroSms.outcomeOfApplied(applied, DESTINATION_FAULTS);
 
 /** Applies `reason` from a record in `from` to `to` with the first actor the table allows. */
 function applied(
