@@ -3,6 +3,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { PROVIDER_INFRA, providerKindList } from '../shared/providers/infra-registry.js';
+import { contextKeys } from '../shared/settings.js';
 import { ResetNotifier } from './reset-notifier.js';
 import type { ProviderSettings, ResetNotifierProps } from './settings.js';
 
@@ -49,41 +50,11 @@ export class ResetNotifierStack extends Stack {
   }
 }
 
-/** Context keys read by `infra/app.ts` (`cdk deploy -c reset-notifier:provider=twilio ...`). */
-export const CONTEXT_KEYS = {
-  provider: 'reset-notifier:provider',
-  snsSenderId: 'reset-notifier:snsSenderId',
-  twilioAccountSid: 'reset-notifier:twilioAccountSid',
-  twilioFrom: 'reset-notifier:twilioFrom',
-  twilioAuthTokenSecretArn: 'reset-notifier:twilioAuthTokenSecretArn',
-  twilioBaseUrl: 'reset-notifier:twilioBaseUrl',
-  twilioMessagingServiceSid: 'reset-notifier:twilioMessagingServiceSid',
-  twilioRedaction: 'reset-notifier:twilioRedaction',
-  twilioAbsenceProbeTo: 'reset-notifier:twilioAbsenceProbeTo',
-  simulatorBaseUrl: 'reset-notifier:simulatorBaseUrl',
-  eumOriginationIdentityArn: 'reset-notifier:eumOriginationIdentityArn',
-  eumConfigurationSet: 'reset-notifier:eumConfigurationSet',
-  eumMaxPrice: 'reset-notifier:eumMaxPrice',
-  eumProtectConfigurationId: 'reset-notifier:eumProtectConfigurationId',
-  evidenceRetentionDays: 'reset-notifier:evidenceRetentionDays',
-  reconcileMinutes: 'reset-notifier:reconcileMinutes',
-  allowedDestinations: 'reset-notifier:allowedDestinations',
-  fingerprintKeyParameter: 'reset-notifier:fingerprintKeyParameter',
-  alarmTopicArn: 'reset-notifier:alarmTopicArn',
-  /** Comma-separated account ids or role ARNs trusted by the invoker role (callers in other accounts). */
-  apiInvokerPrincipals: 'reset-notifier:apiInvokerPrincipals',
-  /** @deprecated Older name of `apiInvokerPrincipals`; read the same way. */
-  apiInvokerRoleArns: 'reset-notifier:apiInvokerRoleArns',
-  destinationLimits: 'reset-notifier:destinationLimits',
-  countryLimits: 'reset-notifier:countryLimits',
-  allowedNumberTypes: 'reset-notifier:allowedNumberTypes',
-  allowedDestinationCountries: 'reset-notifier:allowedDestinationCountries',
-  resetUrlHosts: 'reset-notifier:resetUrlHosts',
-  maxSmsSegments: 'reset-notifier:maxSmsSegments',
-  fingerprintKeySecretArn: 'reset-notifier:fingerprintKeySecretArn',
-  alarmEmail: 'reset-notifier:alarmEmail',
-  reconcilerReservedConcurrency: 'reset-notifier:reconcilerReservedConcurrency',
-} as const;
+/**
+ * Context keys read by `infra/app.ts` (`cdk deploy -c reset-notifier:provider=twilio ...`), one per
+ * setting of the table that carries a context key (shared/settings.ts).
+ */
+export const CONTEXT_KEYS = contextKeys();
 
 /**
  * The construct's props from CDK context ({@link CONTEXT_KEYS}), for `infra/app.ts`. Unset keys

@@ -16,22 +16,35 @@ import { DEFAULT_ALLOWED_NUMBER_TYPES, parseCountries, parseNumberTypes } from '
  * and middy's option schema, a malformed value fails at start with the variable's name, never
  * silently (a unit test keeps every reader on this path).
  */
-export interface Setting<T = unknown> {
-  /** The environment variable (one per entry). */
-  readonly env: string;
+interface SettingBase<T> {
   /** How the value is written. */
   readonly unit: 'ms' | 's' | 'h' | 'days' | 'count' | 'per second' | 'text' | 'list' | 'url' | 'on/off';
-  /** Parses the variable's text (blank counts as unset); its issues become the error message. */
+  /** Parses the value's text (blank counts as unset); its issues become the error message. */
   readonly codec: z.ZodType<T>;
+  /** The CDK context key that sets it at deploy time, without the `reset-notifier:` prefix. */
+  readonly context?: string;
+  readonly description: string;
+}
+
+export interface Setting<T = unknown> extends SettingBase<T> {
+  /** The environment variable (one per entry). */
+  readonly env: string;
   /** Default when the variable is unset outside AWS, in the variable's own spelling (undefined: none). */
   readonly local?: string | number;
   /** How the docs describe the local default when it is not one plain value. */
   readonly localNote?: string;
   /** What AWS runs with: the stack's value, or a note when the stack derives it. */
   readonly aws?: string | number;
-  readonly description: string;
   /** Who reads it: the service's functions (`service`) or the local stack only (`local`). */
   readonly scope: 'service' | 'local';
+}
+
+/** A deploy-time choice with no variable of its own: read from CDK context by `infra/`. */
+export interface DeploySetting<T = unknown> extends SettingBase<T> {
+  readonly context: string;
+  /** What the stack does when the key is unset. */
+  readonly aws?: string | number;
+  readonly scope: 'deploy';
 }
 
 /** A number within `min` (and whole when `integer`), with the messages every numeric setting shares. */
@@ -66,7 +79,7 @@ const ms = <A extends number>(description: string, local: number, aws: A) =>
   }) as const;
 const sec = <A extends number>(description: string, local: number, aws: A) =>
   ({ unit: 's', local, aws, description, scope: 'service', codec: numberCodec({ min: 0 }) }) as const;
-const url = (description: string, rest: Partial<Setting<string>> = {}) =>
+const url = (description: string, rest: { readonly localNote?: string; readonly aws?: string } = {}) =>
   ({ unit: 'url', codec: text, description, scope: 'service', ...rest }) as const;
 const localCount = (env: string, local: number, description: string, aws?: string) =>
   ({
@@ -168,6 +181,7 @@ export const SETTINGS = {
   },
   evidenceRetention: {
     env: 'EVIDENCE_RETENTION_DAYS',
+    context: 'evidenceRetentionDays',
     unit: 'days',
     local: 400,
     aws: 400,
@@ -228,6 +242,7 @@ export const SETTINGS = {
   },
   maxSmsSegments: {
     env: 'MAX_SMS_SEGMENTS',
+    context: 'maxSmsSegments',
     unit: 'count',
     local: DEFAULT_MAX_SMS_SEGMENTS,
     aws: DEFAULT_MAX_SMS_SEGMENTS,
@@ -237,6 +252,7 @@ export const SETTINGS = {
   },
   destinationLimits: {
     env: 'DESTINATION_LIMITS',
+    context: 'destinationLimits',
     unit: 'list',
     local: DEFAULT_DESTINATION_LIMITS,
     aws: DEFAULT_DESTINATION_LIMITS,
@@ -247,6 +263,7 @@ export const SETTINGS = {
   },
   countryLimits: {
     env: 'COUNTRY_LIMITS',
+    context: 'countryLimits',
     unit: 'list',
     local: 'off',
     aws: 'off',
@@ -256,6 +273,7 @@ export const SETTINGS = {
   },
   allowedNumberTypes: {
     env: 'ALLOWED_NUMBER_TYPES',
+    context: 'allowedNumberTypes',
     unit: 'list',
     local: DEFAULT_ALLOWED_NUMBER_TYPES.join(','),
     aws: DEFAULT_ALLOWED_NUMBER_TYPES.join(','),
@@ -265,6 +283,7 @@ export const SETTINGS = {
   },
   allowedDestinationCountries: {
     env: 'ALLOWED_DESTINATION_COUNTRIES',
+    context: 'allowedDestinationCountries',
     unit: 'list',
     description: "ISO 3166 region codes (`US,CA`), checked on the number's region; default any",
     scope: 'service',
@@ -272,6 +291,7 @@ export const SETTINGS = {
   },
   allowedDestinationPrefixes: {
     env: 'ALLOWED_DESTINATION_PREFIXES',
+    context: 'allowedDestinations',
     unit: 'list',
     description: 'comma-separated E.164 prefixes (`+1,+44`); other numbers get `422`; default any',
     scope: 'service',
@@ -279,6 +299,7 @@ export const SETTINGS = {
   },
   resetUrlHosts: {
     env: 'RESET_URL_HOSTS',
+    context: 'resetUrlHosts',
     unit: 'list',
     description: 'hosts a `reset_url` may point at (`id.example.com`); default any',
     scope: 'service',
@@ -346,6 +367,7 @@ export const SETTINGS = {
   // The provider.
   provider: {
     env: 'PROVIDER',
+    context: 'provider',
     unit: 'text',
     local: 'simulator',
     aws: 'sns',
@@ -356,10 +378,12 @@ export const SETTINGS = {
   },
   twilioBaseUrl: {
     env: 'PROVIDER_BASE_URL',
+    context: 'twilioBaseUrl',
     ...url('the Twilio(-compatible) endpoint', { localNote: "the simulator's (`SIM_PORT`)" }),
   },
   twilioAccountSid: {
     env: 'PROVIDER_ACCOUNT_SID',
+    context: 'twilioAccountSid',
     unit: 'text',
     local: 'ACsimulator',
     description: 'the Twilio account',
@@ -376,6 +400,7 @@ export const SETTINGS = {
   },
   twilioFrom: {
     env: 'PROVIDER_FROM',
+    context: 'twilioFrom',
     unit: 'text',
     localNote: '`+15005550006` unless a messaging service is set',
     description: 'the Twilio sender',
@@ -384,6 +409,7 @@ export const SETTINGS = {
   },
   twilioMessagingService: {
     env: 'PROVIDER_MESSAGING_SERVICE_SID',
+    context: 'twilioMessagingServiceSid',
     unit: 'text',
     description: 'send through a Twilio messaging service (`MG...`) instead of, or with, `PROVIDER_FROM`',
     scope: 'service',
@@ -398,6 +424,7 @@ export const SETTINGS = {
   },
   twilioRedaction: {
     env: 'PROVIDER_REDACTION',
+    context: 'twilioRedaction',
     unit: 'on/off',
     local: 'on',
     localNote: 'on (`npm start`: off for its simulator)',
@@ -413,6 +440,7 @@ export const SETTINGS = {
   },
   twilioAbsenceProbeTo: {
     env: 'PROVIDER_ABSENCE_PROBE_TO',
+    context: 'twilioAbsenceProbeTo',
     unit: 'text',
     localNote: 'unset (`npm start`: a number of its simulator)',
     aws: 'unset',
@@ -423,6 +451,7 @@ export const SETTINGS = {
   },
   twilioAuthTokenSecret: {
     env: 'PROVIDER_AUTH_TOKEN_SECRET_ARN',
+    context: 'twilioAuthTokenSecretArn',
     unit: 'text',
     aws: 'set by the stack (Twilio)',
     description: 'Secrets Manager secret with the Twilio auth token; read on first use',
@@ -431,6 +460,7 @@ export const SETTINGS = {
   },
   snsSenderId: {
     env: 'SNS_SENDER_ID',
+    context: 'snsSenderId',
     unit: 'text',
     aws: 'set by the stack (SNS)',
     description: 'SNS sender id',
@@ -447,6 +477,7 @@ export const SETTINGS = {
   },
   eumOriginationIdentity: {
     env: 'EUM_ORIGINATION_IDENTITY',
+    context: 'eumOriginationIdentityArn',
     unit: 'text',
     aws: 'set by the stack (End User Messaging)',
     description:
@@ -456,6 +487,7 @@ export const SETTINGS = {
   },
   eumConfigurationSet: {
     env: 'EUM_CONFIGURATION_SET',
+    context: 'eumConfigurationSet',
     unit: 'text',
     aws: 'set by the stack (End User Messaging)',
     description: 'the configuration set whose event destination publishes the receipts',
@@ -464,6 +496,7 @@ export const SETTINGS = {
   },
   eumMaxPrice: {
     env: 'EUM_MAX_PRICE',
+    context: 'eumMaxPrice',
     unit: 'text',
     description: 'End User Messaging `MaxPrice` per message, USD (`0.05`)',
     scope: 'service',
@@ -471,6 +504,7 @@ export const SETTINGS = {
   },
   eumProtectConfigurationId: {
     env: 'EUM_PROTECT_CONFIGURATION_ID',
+    context: 'eumProtectConfigurationId',
     unit: 'text',
     description: 'an End User Messaging protect configuration to send under',
     scope: 'service',
@@ -540,6 +574,7 @@ export const SETTINGS = {
   },
   fingerprintKeySecret: {
     env: 'FINGERPRINT_KEY_SECRET_ARN',
+    context: 'fingerprintKeySecretArn',
     unit: 'text',
     aws: 'set by the stack',
     description: 'the fingerprint key in Secrets Manager (generated by the stack unless given)',
@@ -548,6 +583,7 @@ export const SETTINGS = {
   },
   fingerprintKeyParameter: {
     env: 'FINGERPRINT_KEY_PARAMETER',
+    context: 'fingerprintKeyParameter',
     unit: 'text',
     description: 'the fingerprint key in an SSM SecureString, when the deployment gives one',
     scope: 'service',
@@ -625,10 +661,89 @@ export const SETTINGS = {
     scope: 'local',
     codec: enabled,
   },
-} as const satisfies Record<string, Setting>;
+  // Deploy-time only (CDK context, no variable).
+  simulatorBaseUrl: {
+    context: 'simulatorBaseUrl',
+    unit: 'url',
+    description:
+      'with `provider=simulator`: where the functions reach the provider simulator (test stacks only)',
+    scope: 'deploy',
+    codec: text,
+  },
+  reconcileMinutes: {
+    context: 'reconcileMinutes',
+    unit: 'count',
+    aws: 1,
+    description: 'minutes between scheduled reconciler runs',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
+  alarmTopicArn: {
+    context: 'alarmTopicArn',
+    unit: 'text',
+    aws: 'a topic created by the stack',
+    description: 'an existing SNS topic the alarms notify',
+    scope: 'deploy',
+    codec: text,
+  },
+  alarmEmail: {
+    context: 'alarmEmail',
+    unit: 'text',
+    description: 'an email address subscribed to the created alarm topic',
+    scope: 'deploy',
+    codec: text,
+  },
+  apiInvokerPrincipals: {
+    context: 'apiInvokerPrincipals',
+    unit: 'list',
+    description:
+      'account ids or IAM role ARNs trusted by the invoker role (callers in other accounts; output `ApiInvokerRoleArn`)',
+    scope: 'deploy',
+    codec: list,
+  },
+  apiInvokerRoleArns: {
+    context: 'apiInvokerRoleArns',
+    unit: 'list',
+    description: 'older name of `apiInvokerPrincipals`, read the same way (deprecated)',
+    scope: 'deploy',
+    codec: list,
+  },
+  reconcilerReservedConcurrency: {
+    context: 'reconcilerReservedConcurrency',
+    unit: 'count',
+    aws: 'none reserved',
+    description: "reserved concurrency of the reconciler (taken from the account's unreserved pool)",
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
+} as const satisfies Record<string, Setting | DeploySetting>;
 
 /** The name the code uses for a setting. */
 export type SettingKey = keyof typeof SETTINGS;
+
+/** The settings that are environment variables. */
+export type EnvSettingKey = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly env: string } ? K : never;
+}[SettingKey];
+
+/** The prefix of every CDK context key (`cdk deploy -c reset-notifier:provider=twilio`). */
+export const CONTEXT_PREFIX = 'reset-notifier:';
+
+type ContextName = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly context: infer C extends string } ? C : never;
+}[SettingKey];
+
+/** Every CDK context key, by its short name (`provider: 'reset-notifier:provider'`), from the table. */
+export type ContextKeys = { readonly [C in ContextName]: `${typeof CONTEXT_PREFIX}${C}` };
+
+/** The CDK context keys the deployable app reads, derived from the settings that carry one. */
+export function contextKeys(): ContextKeys {
+  const keys: Record<string, string> = {};
+  for (const setting of Object.values(SETTINGS as Record<string, Setting | DeploySetting>)) {
+    if (setting.context !== undefined) keys[setting.context] = `${CONTEXT_PREFIX}${setting.context}`;
+  }
+  return keys as ContextKeys;
+}
 
 /** What a setting's codec yields. */
 export type SettingValue<S> = S extends { readonly codec: z.ZodType<infer T> } ? T : never;
@@ -696,7 +811,9 @@ export function readNumber(env: Env, setting: Setting<number>, fallback?: number
 }
 
 /** Values to write into an environment, by setting name; `undefined` leaves the variable out. */
-export type SettingsValues = { readonly [K in SettingKey]?: string | number | readonly string[] | undefined };
+export type SettingsValues = {
+  readonly [K in EnvSettingKey]?: string | number | readonly string[] | undefined;
+};
 
 /**
  * The environment that carries `values` (the stack's function environment, the local stack's,
@@ -704,7 +821,7 @@ export type SettingsValues = { readonly [K in SettingKey]?: string | number | re
  */
 export function settingsEnv(values: SettingsValues): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values) as [SettingKey, SettingsValues[SettingKey]][]) {
+  for (const [key, value] of Object.entries(values) as [EnvSettingKey, SettingsValues[EnvSettingKey]][]) {
     if (value === undefined) continue;
     env[SETTINGS[key].env] =
       typeof value === 'string' || typeof value === 'number' ? String(value) : value.join(',');
@@ -723,14 +840,22 @@ const cell = (value: string | number | undefined): string =>
 
 /** `docs/configuration.md`, generated from {@link SETTINGS}. */
 export function renderConfigurationDoc(): string {
+  const all = Object.values(SETTINGS as Record<string, Setting | DeploySetting>);
+  const context = (s: Setting | DeploySetting) => (s.context === undefined ? '' : `\`${s.context}\``);
   const rows = (scope: Setting['scope']) =>
-    Object.values(SETTINGS as Record<string, Setting>)
-      .filter((s) => s.scope === scope)
+    all
+      .filter((s): s is Setting => s.scope === scope)
       .map(
         (s) =>
-          `| \`${s.env}\` | ${s.unit} | ${cell(s.localNote ?? s.local)} | ${cell(s.aws)} | ${s.description} |`,
+          `| \`${s.env}\` | ${s.unit} | ${cell(s.localNote ?? s.local)} | ${cell(s.aws)} | ${context(s)} | ${s.description} |`,
       );
-  const header = ['| Variable | Unit | Default (local) | AWS | Meaning |', '| --- | --- | --- | --- | --- |'];
+  const header = [
+    '| Variable | Unit | Default (local) | AWS | CDK context | Meaning |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
+  const deployRows = all
+    .filter((s): s is DeploySetting => s.scope === 'deploy')
+    .map((s) => `| ${context(s)} | ${s.unit} | ${cell(s.aws)} | ${s.description} |`);
   return [
     '# Configuration',
     '',
@@ -740,7 +865,8 @@ export function renderConfigurationDoc(): string {
     'Every setting is an environment variable. The CDK stack writes the AWS column into every',
     "function's environment; `npm start`, the tests and the CLI use the local defaults. An unset or",
     'blank variable takes its default; any other value must parse, or the process stops at start',
-    'with the variable named.',
+    'with the variable named. A setting with a CDK context key is chosen at deploy time with',
+    `\`cdk deploy -c ${CONTEXT_PREFIX}<key>=<value>\` ([deploy.md](deploy.md)).`,
     '',
     '## The service',
     '',
@@ -754,6 +880,12 @@ export function renderConfigurationDoc(): string {
     '',
     'The simulator alone: `npx tsx local/simulator/main.ts` (reads `SIM_PORT`, `SIM_HOST` (a loopback',
     'address), `SIM_SENT_DELAY_MS`, `SIM_DELIVERED_DELAY_MS`, `FINGERPRINT_KEY`, `PROVIDER_AUTH_TOKEN`).',
+    '',
+    '## Deploy time only (CDK context)',
+    '',
+    '| CDK context | Unit | Unset | Meaning |',
+    '| --- | --- | --- | --- |',
+    ...deployRows,
     '',
   ].join('\n');
 }

@@ -29,9 +29,12 @@ describe('the settings table', () => {
 
   it('names each variable once, and its readers and writers spell none of them', async () => {
     // Prepare: each file's code without comments (esbuild drops them), and every name of the table
-    const names = Object.values(SETTINGS).map((s) => s.env);
+    const names = Object.values(SETTINGS).flatMap((s) => ('env' in s ? [s.env] : []));
     const spelled = async (file: string) => {
-      const { code } = await transform(await readFile(file, 'utf8'), { loader: 'ts', minifyWhitespace: true });
+      const { code } = await transform(await readFile(file, 'utf8'), {
+        loader: 'ts',
+        minifyWhitespace: true,
+      });
       return names.filter((name) => new RegExp(`(?<![\\w])${name}(?![\\w])`).test(code));
     };
     // Assess
