@@ -30,7 +30,7 @@ import { isTransientAwsError } from './aws-faults.js';
  *   per-item context (canonical JSON). A sealed value moved to another item, or tampered with,
  *   fails to decrypt.
  */
-export const KMS_SEALED_PREFIX = 'kms1';
+const KMS_SEALED_PREFIX = 'kms1';
 
 /** The encryption context bound to every KMS call of this cipher (and required by the IAM policies). */
 export const KMS_ENCRYPTION_CONTEXT: Readonly<Record<string, string>> = Object.freeze({
@@ -39,8 +39,8 @@ export const KMS_ENCRYPTION_CONTEXT: Readonly<Record<string, string>> = Object.f
 });
 
 /** Defaults: a data key is reused for at most 5 minutes and 1,000 encryptions. */
-export const DEFAULT_MAX_DATA_KEY_AGE_MS = 5 * 60_000;
-export const DEFAULT_MAX_DATA_KEY_USES = 1_000;
+const DEFAULT_MAX_DATA_KEY_AGE_MS = 5 * 60_000;
+const DEFAULT_MAX_DATA_KEY_USES = 1_000;
 /** At most this many decrypted data keys are kept per container. */
 const MAX_CACHED_DECRYPTION_KEYS = 64;
 const IV_BYTES = 12;

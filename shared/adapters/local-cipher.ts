@@ -24,7 +24,7 @@ export function parseKey(encoded: string): Buffer {
 }
 
 /** Canonical additional authenticated data: binds a ciphertext to its command. */
-export function contextAad(context: Readonly<Record<string, string>>): Buffer {
+function contextAad(context: Readonly<Record<string, string>>): Buffer {
   const entries = Object.entries(context).sort(([a], [b]) => (a < b ? -1 : 1));
   return Buffer.from(JSON.stringify(entries));
 }

@@ -4,7 +4,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { InvalidConfigurationError } from '../domain/errors.js';
 
 /** Default time a loaded secret is reused before SSM is asked again, in seconds. */
-export const DEFAULT_SECRET_MAX_AGE_SECONDS = 15 * 60;
+const DEFAULT_SECRET_MAX_AGE_SECONDS = 15 * 60;
 
 /** Options of {@link createSsmSecretLoader}. */
 export interface SsmSecretLoaderOptions {

@@ -33,7 +33,7 @@ export interface CliIo {
 }
 
 /** The real process: stdout, stderr, environment, wall clock. */
-export function processIo(): CliIo {
+function processIo(): CliIo {
   return { out: process.stdout, err: process.stderr, env: process.env, clock: systemClock };
 }
 
@@ -84,7 +84,7 @@ function isConnectionRefused(error: unknown): boolean {
  * opens clients, runs one `run*` function with injected dependencies and closes the clients.
  * `exitCode.value` receives the command's exit code.
  */
-export function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Command {
+function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Command {
   const program = new Command('reset-notifier');
 
   const withSession = async <T>(command: Command, work: (session: Session) => Promise<T>): Promise<T> => {

@@ -86,14 +86,14 @@ export function renderEntry(entry: StatusEntry, now: number): string {
 }
 
 /** `second_absence_read until 2026-...Z (in 4.2s)`, with `, then expires` when expiry ends the wait. */
-export function renderWaiting(waiting: NonNullable<NotificationView['waiting_for']>, now: number): string {
+function renderWaiting(waiting: NonNullable<NotificationView['waiting_for']>, now: number): string {
   const left = Date.parse(waiting.until) - now;
   const when = left > 0 ? `in ${formatDuration(left)}` : `${formatDuration(-left)} ago`;
   return `${waiting.what} until ${waiting.until}  (${when}${waiting.bounded_by_expiry ? ', then expires' : ''})`;
 }
 
 /** The evidence trail as a table, with each record's offset from admission. */
-export function renderTimeline(evidence: readonly EvidenceView[]): string {
+function renderTimeline(evidence: readonly EvidenceView[]): string {
   if (evidence.length === 0) return 'timeline: no evidence records';
   const start = Date.parse(evidence[0]?.at ?? '');
   const rows = evidence.map((e) => [

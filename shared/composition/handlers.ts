@@ -35,9 +35,6 @@ import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconc
 import { cipherFor, fingerprinterFor } from './secrets.js';
 import { storeFor } from './store.js';
 
-/** The service's name in every log line and metric. */
-export { SERVICE_NAME };
-
 /**
  * Where handlers record their metrics: Powertools `Metrics` in Lambda (EMF on stdout, which
  * CloudWatch turns into the metrics the alarms read), nothing elsewhere.

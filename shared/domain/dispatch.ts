@@ -112,7 +112,7 @@ function expireAccepted(
  * deadline, or due but not claimed in time; with the last attempt's detail when it had one
  * (`backoff_past_deadline:twilio:config:21408`).
  */
-export function expiryDetail(
+function expiryDetail(
   record: Pick<NotificationRecord, 'attempts' | 'lastReason' | 'reasonDetail'>,
 ): string {
   if (record.attempts === 0 && record.lastReason === R.admitted) return D.neverClaimed;
@@ -121,12 +121,12 @@ export function expiryDetail(
 }
 
 /** Why the attempt limit ended a command: `max_attempts`, with the last attempt's detail (`max_attempts:twilio:http_429`). */
-export function exhaustedDetail(record: Pick<NotificationRecord, 'reasonDetail'>): string {
+function exhaustedDetail(record: Pick<NotificationRecord, 'reasonDetail'>): string {
   return detailWithCause(D.maxAttempts, record.reasonDetail);
 }
 
 /** A `dispatching` record whose lease ran out: a crash after the call looks exactly like a timeout. */
-export function leaseExpired(
+function leaseExpired(
   record: NotificationRecord,
   now: EpochMs,
   policy: DispatchPolicy,

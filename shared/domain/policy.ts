@@ -87,7 +87,7 @@ export function backoffMs(
  * horizon / interval (at 5 s and a 1 h horizon: 17 polls, not 720). A status read is a fallback
  * (receipts are the normal path) and only informational once the message is sent.
  */
-export const STATUS_POLL_AGE_SHARE = 0.5;
+const STATUS_POLL_AGE_SHARE = 0.5;
 
 /** How long after `now` the next status poll of a message sent at `sentAt` is due. */
 export function statusPollDelayMs(

@@ -38,11 +38,6 @@ export function parseReasonDetail(value: unknown): ReasonDetail | undefined {
   return value as ReasonDetail;
 }
 
-/** Whether {@link parseReasonDetail} admits the value. */
-export function isReasonDetail(value: unknown): value is ReasonDetail {
-  return parseReasonDetail(value) !== undefined;
-}
-
 /** What a detail that failed the grammar is recorded as: the fact that there was one, never its text. */
 export const REFUSED_DETAIL = 'detail_refused' as ReasonDetail;
 
@@ -50,7 +45,7 @@ export const REFUSED_DETAIL = 'detail_refused' as ReasonDetail;
  * Sources that are already a detail's first part: the service's own (the absence proof, the
  * reconciler's reads that never reached the provider) and the provider families.
  */
-export const DETAIL_SOURCES = [
+const DETAIL_SOURCES = [
   'absence_pending',
   'absence_disabled',
   'absence_unprovable',

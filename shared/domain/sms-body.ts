@@ -4,7 +4,7 @@
  */
 
 /** Longest `reset_url` accepted. */
-export const MAX_RESET_URL_LENGTH = 512;
+const MAX_RESET_URL_LENGTH = 512;
 
 /** What `MAX_SMS_SEGMENTS` defaults to. */
 export const DEFAULT_MAX_SMS_SEGMENTS = 3;

@@ -5,7 +5,7 @@ import { TransientFault } from '../../ports/faults.js';
 import { isThrottlingAwsError, isTransientAwsError, TRANSIENT_CANCELLATION_CODES } from '../aws-faults.js';
 
 /** A fault of the DynamoDB store (the one coded base: {@link CodedError}). */
-export abstract class StoreError extends CodedError {}
+abstract class StoreError extends CodedError {}
 
 /** A stored item does not have the shape this code writes. */
 export class CorruptItemError extends StoreError {

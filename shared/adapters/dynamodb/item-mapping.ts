@@ -35,7 +35,7 @@ export function dueShardOf(idempotencyKey: string, state: NotificationState): st
 }
 
 /** TTL is clean-up only: long after expiry, so evidence outlives the token by the retention period. */
-export function ttlFor(expiresAt: number, retentionDays: number): number {
+function ttlFor(expiresAt: number, retentionDays: number): number {
   return Math.ceil(expiresAt / 1000) + retentionDays * DAY_SECONDS;
 }
 
