@@ -118,14 +118,16 @@ describe.each(Object.keys(providers))('%s: a request the deadline caught before 
     // Act
     const outcome = await send?.(aCommand(clock));
     credentials.release();
-    // Readiness: once a second, fast send has arrived, the first would have too had it left.
+    // Readiness: once a second, fast send has arrived, the first would have too had it left. The
+    // probe's deadline is far off, so a loaded machine cannot make it give up before it arrives.
     const probe = providers[name]?.(endpoint.url, fastCredentials, clock);
-    const probed = await probe?.(aCommand(clock));
+    const probed = probe?.({ ...aCommand(clock), deadline: clock.now() + 600_000 });
     while (endpoint.arrived() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await endpoint.stop();
+    await probed;
 
     // Assess
     expect(outcome).toEqual({ kind: 'not_sent_retryable', detail: `${name}:deadline_before_departure` });
-    expect(probed).toEqual({ kind: 'unknown', detail: `${name}:deadline_reached`, timedOut: true });
     expect(endpoint.arrived()).toBe(1);
   });
 
