@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig, type ServiceConfig } from '../config.js';
+import { SETTINGS, settingsEnv, settingsReader } from '../settings.js';
 
 /** Where `npm start` puts the emulators (local/start.ts): fixed ports, fixed names. */
 export const LOCAL_DEFAULTS = {
-  dynamodbEndpoint: 'http://127.0.0.1:8000',
-  sqsEndpoint: 'http://127.0.0.1:4566',
-  tableName: 'reset-notifier',
+  dynamodbEndpoint: `http://127.0.0.1:${SETTINGS.dynamodbPort.local}`,
+  sqsEndpoint: `http://127.0.0.1:${SETTINGS.sqsPort.local}`,
+  tableName: SETTINGS.tableName.local,
 } as const;
 
 /** The options every command accepts (commander's global options). */
@@ -68,37 +69,54 @@ export function chooseMode(options: GlobalOptions, env: Env): 'local' | 'aws' {
   if (options.aws && options.local) throw new Error('--aws and --local exclude each other');
   if (options.aws) return 'aws';
   if (options.local) return 'local';
-  if (options.dynamodbEndpoint || options.sqsEndpoint || env.DYNAMODB_ENDPOINT || env.SQS_ENDPOINT)
+  const read = settingsReader(env);
+  if (
+    options.dynamodbEndpoint ||
+    options.sqsEndpoint ||
+    read(SETTINGS.dynamodbEndpoint) ||
+    read(SETTINGS.sqsEndpoint)
+  )
     return 'local';
-  if (env.AWS_PROFILE || env.AWS_REGION) return 'aws';
+  if (env.AWS_PROFILE || read(SETTINGS.awsRegion)) return 'aws';
   return 'local';
 }
 
 /** Resolves flags and environment into a {@link Connection}; reads local keys when `--data-dir` is given. */
 export async function resolveConnection(options: GlobalOptions, env: Env = process.env): Promise<Connection> {
   const mode = chooseMode(options, env);
+  const read = settingsReader(env);
+  // No default table against AWS: the stack names it.
   const tableName =
-    options.table ?? env.TABLE_NAME ?? (mode === 'local' ? LOCAL_DEFAULTS.tableName : undefined);
+    options.table ?? env[SETTINGS.tableName.env] ?? (mode === 'local' ? LOCAL_DEFAULTS.tableName : undefined);
   if (!tableName) {
-    throw new Error('against AWS, pass --table or set TABLE_NAME (the stack output TableName)');
+    throw new Error(
+      `against AWS, pass --table or set ${SETTINGS.tableName.env} (the stack output TableName)`,
+    );
   }
   const keys = options.dataDir ? await readLocalKeys(options.dataDir) : undefined;
-  const queueUrl = options.queueUrl ?? env.DISPATCH_QUEUE_URL;
+  const queueUrl = options.queueUrl ?? read(SETTINGS.dispatchQueueUrl);
   const dlqUrl = options.dlqUrl ?? env.DLQ_URL;
   const queueName = env.QUEUE_NAME ?? `${tableName}-dispatch`;
-  const overrides: Record<string, string | undefined> = {
-    TABLE_NAME: tableName,
-    ...(queueUrl ? { DISPATCH_QUEUE_URL: queueUrl } : {}),
-    ...(options.region ? { AWS_REGION: options.region } : {}),
-    ...(keys ? { LOCAL_DATA_KEY: keys.dataKey, FINGERPRINT_KEY: keys.fingerprintKey } : {}),
-  };
+  const overrides: Record<string, string | undefined> = settingsEnv({
+    tableName,
+    dispatchQueueUrl: queueUrl || undefined,
+    awsRegion: options.region || undefined,
+    localDataKey: keys?.dataKey,
+    fingerprintKey: keys?.fingerprintKey,
+  });
   if (mode === 'local') {
-    overrides.DYNAMODB_ENDPOINT =
-      options.dynamodbEndpoint ?? env.DYNAMODB_ENDPOINT ?? LOCAL_DEFAULTS.dynamodbEndpoint;
-    overrides.SQS_ENDPOINT = options.sqsEndpoint ?? env.SQS_ENDPOINT ?? LOCAL_DEFAULTS.sqsEndpoint;
+    Object.assign(
+      overrides,
+      settingsEnv({
+        dynamodbEndpoint:
+          options.dynamodbEndpoint ?? read(SETTINGS.dynamodbEndpoint, LOCAL_DEFAULTS.dynamodbEndpoint),
+        sqsEndpoint: options.sqsEndpoint ?? read(SETTINGS.sqsEndpoint, LOCAL_DEFAULTS.sqsEndpoint),
+      }),
+    );
   } else {
-    overrides.DYNAMODB_ENDPOINT = undefined;
-    overrides.SQS_ENDPOINT = undefined;
+    // Endpoints in the environment must not send an AWS run to the emulators.
+    overrides[SETTINGS.dynamodbEndpoint.env] = undefined;
+    overrides[SETTINGS.sqsEndpoint.env] = undefined;
   }
   const config = loadConfig({ ...env, ...overrides });
   return {

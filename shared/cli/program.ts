@@ -7,6 +7,7 @@ import { composeReconciler } from '../composition/handlers.js';
 import { createServiceRuntime } from '../composition.js';
 import { type Clock, systemClock } from '../domain/clock.js';
 import { ALL_STATES } from '../domain/states.js';
+import { SETTINGS } from '../settings.js';
 import {
   type Connection,
   dynamoClientFor,
@@ -23,6 +24,8 @@ import { createDynamoEvidenceSource } from './export/source.js';
 import { type TextOut, UsageError } from './output.js';
 import { runReconcile } from './reconcile.js';
 import { runStatus } from './status.js';
+
+const REGION = SETTINGS.awsRegion.env;
 
 /** The process around the CLI, injectable so tests run it in-process. */
 export interface CliIo {
@@ -111,24 +114,27 @@ function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Comman
       'Operator and auditor tools for reset-notifier. Reads never trigger work.\n' +
         `Targets the local stack of \`npm start\` by default (DynamoDB ${LOCAL_DEFAULTS.dynamodbEndpoint}, ` +
         `SQS ${LOCAL_DEFAULTS.sqsEndpoint}, table ${LOCAL_DEFAULTS.tableName});\n` +
-        'AWS with --aws, or when AWS_PROFILE or AWS_REGION is set and no endpoint is.',
+        `AWS with --aws, or when AWS_PROFILE or ${REGION} is set and no endpoint is.`,
     )
     .version('0.1.0')
-    .option('--aws', 'use AWS with the default credential chain (AWS_PROFILE, AWS_REGION, SSO, roles)')
-    .option('--local', 'use the local stack even when AWS_PROFILE or AWS_REGION is set')
-    .option('--table <name>', 'DynamoDB table (env TABLE_NAME; local default reset-notifier)')
-    .option('--region <region>', 'AWS region (env AWS_REGION)')
+    .option('--aws', `use AWS with the default credential chain (AWS_PROFILE, ${REGION}, SSO, roles)`)
+    .option('--local', `use the local stack even when AWS_PROFILE or ${REGION} is set`)
+    .option(
+      '--table <name>',
+      `DynamoDB table (env ${SETTINGS.tableName.env}; local default ${LOCAL_DEFAULTS.tableName})`,
+    )
+    .option('--region <region>', `AWS region (env ${REGION})`)
     .option(
       '--dynamodb-endpoint <url>',
-      `DynamoDB endpoint (env DYNAMODB_ENDPOINT; local default ${LOCAL_DEFAULTS.dynamodbEndpoint})`,
+      `DynamoDB endpoint (env ${SETTINGS.dynamodbEndpoint.env}; local default ${LOCAL_DEFAULTS.dynamodbEndpoint})`,
     )
     .option(
       '--sqs-endpoint <url>',
-      `SQS endpoint (env SQS_ENDPOINT; local default ${LOCAL_DEFAULTS.sqsEndpoint})`,
+      `SQS endpoint (env ${SETTINGS.sqsEndpoint.env}; local default ${LOCAL_DEFAULTS.sqsEndpoint})`,
     )
     .option(
       '--queue-url <url>',
-      'dispatch queue URL (env DISPATCH_QUEUE_URL; else looked up as <table>-dispatch)',
+      `dispatch queue URL (env ${SETTINGS.dispatchQueueUrl.env}; else looked up as <table>-dispatch)`,
     )
     .option('--dlq-url <url>', 'dead-letter queue URL (env DLQ_URL; else looked up as <table>-dispatch-dlq)')
     .option(
@@ -285,9 +291,9 @@ function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Comman
               }).catch((error: Error) => {
                 throw new UsageError(
                   `${error.message}. reconcile --now needs the keys the service uses: against \`npm start\`, ` +
-                    'start it with --data-dir DIR and pass the same --data-dir DIR here (or set LOCAL_DATA_KEY ' +
-                    'and FINGERPRINT_KEY); in AWS, set the reconciler function environment (CIPHER=kms, ' +
-                    'KMS_KEY_ID, FINGERPRINT_KEY_SECRET_ARN or FINGERPRINT_KEY_PARAMETER, PROVIDER...)',
+                    `start it with --data-dir DIR and pass the same --data-dir DIR here (or set ${SETTINGS.localDataKey.env} ` +
+                    `and ${SETTINGS.fingerprintKey.env}); in AWS, set the reconciler function environment (${SETTINGS.cipher.env}=kms, ` +
+                    `${SETTINGS.kmsKey.env}, ${SETTINGS.fingerprintKeySecret.env} or ${SETTINGS.fingerprintKeyParameter.env}, ${SETTINGS.provider.env}...)`,
                 );
               });
               // The service's own scheduled pass, run inline (no reconcile queue), bounded by --limit.

@@ -21,6 +21,7 @@ import type { DispatchQueue } from '../ports/queue.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
 import type { NotificationStore } from '../ports/store.js';
 import { createEumReceiptsHandler } from '../providers/eum/index.js';
+import { SETTINGS } from '../settings.js';
 import type { DispatchDeps, DispatchReport } from '../usecases/dispatch-notification.js';
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
 import { realSleep } from '../usecases/rate-limit.js';
@@ -322,7 +323,8 @@ function publishingMetrics<A extends unknown[], R>(
 /** The SNS subscription of End User Messaging events: events of our configuration set become receipts. */
 export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = {}) {
   const p = partsOf(config, parts);
-  if (!config.eumEventsTopicArn) throw new InvalidConfigurationError('EUM_EVENTS_TOPIC_ARN is required');
+  if (!config.eumEventsTopicArn)
+    throw new InvalidConfigurationError(`${SETTINGS.eumEventsTopicArn.env} is required`);
   const handler = createEumReceiptsHandler({
     ingest: ingestReceipt,
     topicArn: config.eumEventsTopicArn,

@@ -9,6 +9,7 @@ import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
 import { createFingerprinter, type Fingerprinter } from '../domain/fingerprint.js';
 import type { Cipher } from '../ports/cipher.js';
+import { SETTINGS } from '../settings.js';
 
 /**
  * The fingerprinter, with its key from Secrets Manager (AWS, the stack's generated secret), SSM
@@ -33,20 +34,25 @@ export async function fingerprinterFor(
     return createFingerprinter(await load());
   }
   if (!config.fingerprintKey)
-    throw new Error('FINGERPRINT_KEY, FINGERPRINT_KEY_PARAMETER or FINGERPRINT_KEY_SECRET_ARN must be set');
+    throw new Error(
+      `${SETTINGS.fingerprintKey.env}, ${SETTINGS.fingerprintKeyParameter.env} or ${SETTINGS.fingerprintKeySecret.env} must be set`,
+    );
   return createFingerprinter(parseKey(config.fingerprintKey));
 }
 
 /** The cipher for sensitive fields: KMS envelope in AWS, a local AES key otherwise. */
 export function cipherFor(config: ServiceConfig, clock: Clock): Cipher {
   if (config.cipher === 'kms') {
-    if (!config.kmsKeyId) throw new Error('CIPHER=kms needs KMS_KEY_ID');
+    if (!config.kmsKeyId) throw new Error(`${SETTINGS.cipher.env}=kms needs ${SETTINGS.kmsKey.env}`);
     return createKmsCipher({
       client: new KMSClient({ region: config.region }),
       keyId: config.kmsKeyId,
       clock,
     });
   }
-  if (!config.localDataKey) throw new Error('CIPHER=local needs LOCAL_DATA_KEY (32 bytes, hex or base64)');
+  if (!config.localDataKey)
+    throw new Error(
+      `${SETTINGS.cipher.env}=local needs ${SETTINGS.localDataKey.env} (32 bytes, hex or base64)`,
+    );
   return createLocalCipher(parseKey(config.localDataKey));
 }
