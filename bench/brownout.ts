@@ -22,6 +22,7 @@ import { startLocalStack } from '../local/stack.js';
 import { evidenceFromItem, recordFromItem } from '../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../shared/adapters/dynamodb/schema.js';
 import type { EvidenceRecord, NotificationRecord } from '../shared/domain/notification.js';
+import { settingsEnv } from '../shared/settings.js';
 import { fmt, percentile, round } from './stats.js';
 import { localDynamo, progress, requestBody, type SectionResult, sleep } from './support.js';
 
@@ -32,28 +33,29 @@ export interface BrownoutOptions {
 }
 
 /** Service timings: seconds instead of minutes, in the same proportions as production's defaults. */
-const BROWNOUT_ENV = {
-  PROVIDER_TIMEOUT_MS: '1000',
-  PROVIDER_LOOKUP_TIMEOUT_MS: '1000',
-  RECONCILE_SETTLE_SECONDS: '6',
-  STATUS_POLL_SECONDS: '1',
-  STATUS_HORIZON_SECONDS: '30',
-  BACKOFF_BASE_MS: '500',
-  BACKOFF_MAX_MS: '4000',
-  LEASE_SLACK_MS: '3000',
-  QUEUE_SAFETY_NET_SECONDS: '15',
-  QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
-  DISPATCH_MARGIN_SECONDS: '5',
+const BROWNOUT_SETTINGS = {
+  providerTimeout: 1000,
+  providerLookupTimeout: 1000,
+  reconcileSettle: 6,
+  statusPoll: 1,
+  statusHorizon: 30,
+  backoffBase: 500,
+  backoffMax: 4000,
+  leaseSlack: 3000,
+  queueSafetyNet: 15,
+  queueVisibilityTimeout: 5,
+  dispatchMargin: 5,
   // Every reset goes to one number: the destination budget (3 per 15 min) has its own section.
-  DESTINATION_LIMITS: 'off',
+  destinationLimits: 'off',
   // Declared above the list lag the run injects (LIST_LAG_MS), as a deployment must.
-  PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: '10',
+  twilioListLagAllowance: 10,
   // Status callbacks go to the stack's own receipts route (the local default), as Twilio's would.
 } as const;
+const BROWNOUT_ENV = settingsEnv(BROWNOUT_SETTINGS);
 const RECONCILE_INTERVAL_MS = 2_000;
 /** How late half the messages show up in list reads. */
 const LIST_LAG_MS = 5_000;
-const SETTLE_MS = Number(BROWNOUT_ENV.RECONCILE_SETTLE_SECONDS) * 1000;
+const SETTLE_MS = BROWNOUT_SETTINGS.reconcileSettle * 1000;
 const UNDECIDED = new Set(['accepted', 'dispatching', 'dispatch_unknown']);
 const KNOWN = new Set(['sent', 'delivered', 'undelivered']);
 
@@ -251,7 +253,7 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
         },
       ],
       notes: [
-        `Admissions at ${ratePerSecond}/s, token life ${tokenLifeMs / 1000} s, reconcile interval ${RECONCILE_INTERVAL_MS / 1000} s, settle ${SETTLE_MS / 1000} s, provider timeout ${BROWNOUT_ENV.PROVIDER_TIMEOUT_MS} ms; reconcile workers 4; 50 % of messages lose their status callbacks, 50 % show in list reads ${LIST_LAG_MS / 1000} s late (allowance declared: ${BROWNOUT_ENV.PROVIDER_LIST_LAG_ALLOWANCE_SECONDS} s).`,
+        `Admissions at ${ratePerSecond}/s, token life ${tokenLifeMs / 1000} s, reconcile interval ${RECONCILE_INTERVAL_MS / 1000} s, settle ${SETTLE_MS / 1000} s, provider timeout ${BROWNOUT_SETTINGS.providerTimeout} ms; reconcile workers 4; 50 % of messages lose their status callbacks, 50 % show in list reads ${LIST_LAG_MS / 1000} s late (allowance declared: ${BROWNOUT_SETTINGS.twilioListLagAllowance} s).`,
         `Unknown episodes: ${episodes.truth.length} resolved by the provider's truth, ${episodes.stillOpen} still open at the end; p50 time to truth ${fmt(percentile(episodes.truth, 50) / 1000, 2)} s.`,
       ],
       targets: [

@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
+import { settingsEnv } from '../shared/settings.js';
 import { fmt, median, percentile, rotate } from './stats.js';
 import { progress, type SectionResult, type TargetResult } from './support.js';
 
@@ -168,17 +169,19 @@ export async function runColdStart(options: ColdStartOptions): Promise<SectionRe
     const unused = `http://127.0.0.1:${counter.port}`;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '',
-      AWS_REGION: 'us-east-1',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      CIPHER: 'local',
-      LOCAL_DATA_KEY: randomBytes(32).toString('hex'),
-      FINGERPRINT_KEY: randomBytes(32).toString('hex'),
-      TABLE_NAME: 'reset-notifier-bench',
-      DISPATCH_QUEUE_URL: `${unused}/000000000000/reset-notifier-dispatch`,
-      DYNAMODB_ENDPOINT: unused,
-      SQS_ENDPOINT: unused,
-      PROVIDER: 'simulator',
-      PROVIDER_BASE_URL: unused,
+      ...settingsEnv({
+        awsRegion: 'us-east-1',
+        cipher: 'local',
+        localDataKey: randomBytes(32).toString('hex'),
+        fingerprintKey: randomBytes(32).toString('hex'),
+        tableName: 'reset-notifier-bench',
+        dispatchQueueUrl: `${unused}/000000000000/reset-notifier-dispatch`,
+        dynamodbEndpoint: unused,
+        sqsEndpoint: unused,
+        provider: 'simulator',
+        twilioBaseUrl: unused,
+      }),
       // Logger output would land in the pipe: keep the process quiet.
       POWERTOOLS_LOG_LEVEL: 'SILENT',
     };

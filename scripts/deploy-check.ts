@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { PinpointSMSVoiceV2Client } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { SETTINGS } from '../shared/settings.js';
 import { type CheckOptions, formatFindings, runChecks } from './deploy-check/checks.js';
 
 /**
@@ -17,9 +18,11 @@ const { values } = parseArgs({
     'origination-identity': { type: 'string' },
   },
 });
-const region = values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+// The SDK's own variables, as set (no local default applies to an AWS account check).
+const region =
+  values.region ?? process.env[SETTINGS.awsRegion.env] ?? process.env[SETTINGS.awsDefaultRegion.env];
 if (region === undefined) {
-  console.error('deploy:check needs a region: --region eu-west-1 (or AWS_REGION)');
+  console.error(`deploy:check needs a region: --region eu-west-1 (or ${SETTINGS.awsRegion.env})`);
   process.exit(2);
 }
 const provider = values.provider as CheckOptions['provider'];

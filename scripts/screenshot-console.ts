@@ -15,6 +15,7 @@ const { chromium } = await import('playwright-core');
 const { createConsoleRoute } = await import('../local/console/route.js');
 const { freePort } = await import('../local/dynamodb-local.js');
 const { startLocalStack } = await import('../local/stack.js');
+const { settingsEnv } = await import('../shared/settings.js');
 
 const out = process.argv[2] ?? 'docs/console.png';
 const tableName = 'reset-notifier';
@@ -26,7 +27,7 @@ const stack = await startLocalStack({
   tableName,
   reconcileIntervalMs: 1000,
   // Four resets to one number within a minute: the destination budget is not what the picture shows.
-  env: { PROVIDER_TIMEOUT_MS: '1500', RECONCILE_SETTLE_SECONDS: '3', DESTINATION_LIMITS: 'off' },
+  env: settingsEnv({ providerTimeout: 1500, reconcileSettle: 3, destinationLimits: 'off' }),
   simulatorStatusDelaysMs: { sent: 200, delivered: 1200 },
   logger: new Logger({ serviceName: 'screenshot', logLevel: 'SILENT' }),
   routes: [createConsoleRoute({ tableName, dynamodbEndpoint: `http://127.0.0.1:${dynamodbPort}` })],
