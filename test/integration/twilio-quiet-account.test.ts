@@ -9,6 +9,8 @@ import { eventually } from '../support/eventually.js';
 import { aFreshCode, aRequestBody } from '../support/fixtures.js';
 import { type NpmStartStack, startNpmStack } from '../support/npm-start.js';
 
+const FINAL_STATES = ['delivered', 'undelivered', 'failed', 'expired'];
+
 interface Transition {
   readonly to_state: string;
   readonly reason: string;
@@ -45,13 +47,16 @@ describe('npm start: a quiet Twilio account', () => {
       expires_at: string;
     };
     const path = `${api}/v1/notifications/${encodeURIComponent(key)}`;
-    await eventually(
+    // Readiness is a final state, bounded by the token's life, not a budget a loaded machine can miss.
+    const final = await eventually(
       async () => {
         const view = (await (await fetch(path)).json()) as { state: string };
-        expect(view.state).toBe('delivered');
+        expect(FINAL_STATES).toContain(view.state);
+        return view.state;
       },
-      { timeoutMs: 90_000, intervalMs: 200 },
+      { timeoutMs: Date.parse(expiresAt) - Date.now() + 60_000, intervalMs: 200 },
     );
+    expect(final).toBe('delivered');
 
     // Assess: one message for the key, delivered before expiry, resent only after absence was proven
     const ledger = (await (await fetch(`${sim}/_sim/messages`)).json()) as {
@@ -68,5 +73,6 @@ describe('npm start: a quiet Twilio account', () => {
     const reasons = trail.map((t) => t.reason);
     expect(reasons.filter((r) => r === 'claimed')).toHaveLength(2);
     expect(reasons.lastIndexOf('claimed')).toBeGreaterThan(reasons.indexOf('reconciled_absent'));
-  });
+    // A safety net, not a budget: the waits are on the ready line and a final state within the token's life.
+  }, 900_000);
 });
