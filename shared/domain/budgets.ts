@@ -72,13 +72,13 @@ const entries = (raw: string) =>
     .filter(Boolean);
 
 /** Parses `DESTINATION_LIMITS` (`3/15m,10/24h`; `off` or empty = none). */
-export function parseDestinationLimits(raw: string, name = 'DESTINATION_LIMITS'): RateWindow[] {
+export function parseDestinationLimits(raw: string, name = 'destination limits'): RateWindow[] {
   if (raw.trim().toLowerCase() === 'off') return [];
   return entries(raw).map((entry) => parseWindow(name, entry));
 }
 
 /** Parses `COUNTRY_LIMITS` (`US:500/1h,GB:50/1h` or `100/1h` for every country; `off` or empty = none). */
-export function parseCountryLimits(raw: string, name = 'COUNTRY_LIMITS'): CountryLimit[] {
+export function parseCountryLimits(raw: string, name = 'country limits'): CountryLimit[] {
   if (raw.trim().toLowerCase() === 'off') return [];
   return entries(raw).map((entry) => {
     const match = /^([A-Za-z]{2}):(.+)$/.exec(entry);

@@ -93,7 +93,7 @@ export function checkDestination(e164: string, policy: DestinationPolicy): Desti
 }
 
 /** Parses `ALLOWED_NUMBER_TYPES` (comma-separated; `any` = every type). */
-export function parseNumberTypes(raw: string, name = 'ALLOWED_NUMBER_TYPES'): DestinationNumberType[] {
+export function parseNumberTypes(raw: string, name = 'number types'): DestinationNumberType[] {
   const items = raw
     .split(',')
     .map((s) => s.trim().toUpperCase())
@@ -110,7 +110,7 @@ export function parseNumberTypes(raw: string, name = 'ALLOWED_NUMBER_TYPES'): De
 }
 
 /** Parses `ALLOWED_DESTINATION_COUNTRIES` (ISO 3166 alpha-2, comma-separated; empty = any). */
-export function parseCountries(raw: string, name = 'ALLOWED_DESTINATION_COUNTRIES'): string[] {
+export function parseCountries(raw: string, name = 'destination countries'): string[] {
   const items = raw
     .split(',')
     .map((s) => s.trim().toUpperCase())

@@ -9,6 +9,7 @@ import {
   retryAfterSeconds,
 } from '../../../shared/domain/budgets.js';
 import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
+import { readSetting, SETTINGS, settingsEnv } from '../../../shared/settings.js';
 
 const FP = 'fp1:0123456789abcdef0123456789abcdef';
 const HOUR = 3_600_000;
@@ -38,7 +39,10 @@ describe('parsing DESTINATION_LIMITS and COUNTRY_LIMITS', () => {
     'rejects "%s", naming the setting',
     (raw) => {
       expect(() => parseDestinationLimits(raw)).toThrow(InvalidConfigurationError);
-      expect(() => parseDestinationLimits(raw)).toThrow(/DESTINATION_LIMITS/);
+      // Read as a setting, the error names the variable (shared/settings.ts passes it).
+      expect(() => readSetting(settingsEnv({ destinationLimits: raw }), SETTINGS.destinationLimits)).toThrow(
+        /^DESTINATION_LIMITS: /,
+      );
     },
   );
 });

@@ -9,6 +9,7 @@ import {
   parseCountries,
   parseNumberTypes,
 } from '../../../shared/http/destination.js';
+import { readSetting, SETTINGS, settingsEnv } from '../../../shared/settings.js';
 
 const DEFAULTS: DestinationPolicy = { ...ANY_DESTINATION, allowedNumberTypes: DEFAULT_ALLOWED_NUMBER_TYPES };
 
@@ -67,6 +68,9 @@ describe('countries (ALLOWED_DESTINATION_COUNTRIES) and prefixes', () => {
 
   it('parses region codes and rejects anything else', () => {
     expect(parseCountries('us, ca')).toEqual(['US', 'CA']);
-    expect(() => parseCountries('USA')).toThrow(/ALLOWED_DESTINATION_COUNTRIES/);
+    expect(() => parseCountries('USA')).toThrow(InvalidConfigurationError);
+    expect(() =>
+      readSetting(settingsEnv({ allowedDestinationCountries: 'USA' }), SETTINGS.allowedDestinationCountries),
+    ).toThrow(/^ALLOWED_DESTINATION_COUNTRIES: "USA" is not a region code/);
   });
 });
