@@ -1,6 +1,6 @@
 /**
  * The absence probe: a message of our own that Twilio records now and never sends, so that an
- * absence proof needs no other traffic. The canary (provider.ts) needs a message of the account
+ * absence proof needs no other traffic. The canary (absence.ts) needs a message of the account
  * created no earlier than the attempt's claim, read clean and seen in a listing; in a quiet
  * account there is none, and a `timeout_before_accept` would stay unproven until expiry.
  *
