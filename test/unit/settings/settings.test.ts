@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { transform } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../shared/config.js';
@@ -11,13 +12,26 @@ import {
   settingsReader,
 } from '../../../shared/settings.js';
 
-/** Files that read or write settings only through the table (shared/settings.ts). */
-const SETTINGS_DERIVED_FILES = [
-  'shared/config.ts',
-  'local/stack.ts',
-  'local/start.ts',
-  'local/console/route.ts',
-];
+/** Where code reads and writes settings: none of it may spell a variable of the table. */
+const ROOMS = ['shared', 'infra', 'local', 'scripts', 'bench'];
+
+/**
+ * Folders not yet moved onto the table, each with its reason. Shrink this list; never grow it.
+ * (issue 21: providers and proof tooling are being reshaped in parallel workstreams.)
+ */
+const NOT_YET: Readonly<Record<string, string>> = {
+  'shared/providers/': 'provider modules (issue 21 item 2): their configuration errors name variables',
+  'local/simulator/': 'the standalone simulators read SIM_PORT and the keys (issue 21 item 4)',
+  'scripts/chaos/': "the chaos run's environment (issue 21 item 4)",
+  'scripts/examples/': "client examples read the SDK's AWS_REGION as any caller would",
+  'shared/client/': 'the client package: constants of its own that share a spelling, no settings',
+};
+
+/** Every `.ts` file under `dir`. */
+async function sourcesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => join(e.parentPath, e.name));
+}
 
 describe('the settings table', () => {
   it('docs/configuration.md is the one generated from it (run `npm run docs:config` after a change)', async () => {
@@ -27,7 +41,7 @@ describe('the settings table', () => {
     expect(onDisk).toBe(renderConfigurationDoc());
   });
 
-  it('names each variable once, and its readers and writers spell none of them', async () => {
+  it('names each variable once, and no code outside it spells one (tests excepted)', async () => {
     // Prepare: each file's code without comments (esbuild drops them), and every name of the table
     const names = Object.values(SETTINGS).flatMap((s) => ('env' in s ? [s.env] : []));
     const spelled = async (file: string) => {
@@ -37,9 +51,18 @@ describe('the settings table', () => {
       });
       return names.filter((name) => new RegExp(`(?<![\\w])${name}(?![\\w])`).test(code));
     };
+    const files = (await Promise.all(ROOMS.map(sourcesUnder)))
+      .flat()
+      .filter((file) => file !== 'shared/settings.ts')
+      .filter((file) => !Object.keys(NOT_YET).some((folder) => file.startsWith(folder)));
+    // Act
+    const offenders = (
+      await Promise.all(files.map(async (file) => [file, await spelled(file)] as const))
+    ).filter(([, found]) => found.length > 0);
     // Assess
     expect(new Set(names).size).toBe(names.length);
-    for (const file of SETTINGS_DERIVED_FILES) expect(await spelled(file), file).toEqual([]);
+    expect(files.length).toBeGreaterThan(100);
+    expect(offenders).toEqual([]);
   });
 
   it('its local timing defaults are what loadConfig uses with an empty environment', () => {
