@@ -29,7 +29,7 @@ import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { EUM_RECEIPTS_PATH, eumReceiptsRoute } from './runtime/eum-receipts-route.js';
 import { type ApiHandler, type LocalRoute, startHttpServer } from './runtime/http-server.js';
-import { startSqsPoller, startTimer } from './runtime/sqs-poller.js';
+import { type QueueHandler, startSqsPoller, startTimer } from './runtime/sqs-poller.js';
 import { startStreamPoller } from './runtime/stream-poller.js';
 import { startAwsSimulator } from './simulator/aws/server.js';
 import { POOL_SENDER, SIM_MESSAGING_SERVICE_SID, SIM_OWNED_NUMBER } from './simulator/messages.js';
@@ -106,12 +106,332 @@ async function localKeys(dataDir: string | undefined): Promise<{ dataKey: string
   }
 }
 
+type Stops = Array<() => Promise<void>>;
+type SettingRead = ReturnType<typeof settingsReader>;
+type LocalSettings = ReturnType<typeof loadLocalConfig>;
+type Keys = Awaited<ReturnType<typeof localKeys>>;
+type Queues = Awaited<ReturnType<typeof ensureQueues>>;
+
+/** The emulators: reused when the options name their endpoints, started (and stopped with the stack) otherwise. */
+async function startEmulators(options: LocalStackOptions, stops: Stops) {
+  let dynamodbEndpoint = options.dynamodbEndpoint;
+  if (!dynamodbEndpoint) {
+    const ddb = await startDynamoDbLocal({
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      ...(options.dynamodbPort ? { port: options.dynamodbPort } : {}),
+    });
+    stops.push(ddb.stop);
+    dynamodbEndpoint = ddb.endpoint;
+  }
+  let sqsEndpoint = options.sqsEndpoint;
+  if (!sqsEndpoint) {
+    const fauxqs = await startLocalFauxqs({ port: options.sqsPort ?? 0 });
+    stops.push(() => fauxqs.stop());
+    sqsEndpoint = fauxqs.address;
+  }
+  return { dynamodbEndpoint, sqsEndpoint };
+}
+
+/**
+ * The provider simulator: `PROVIDER=sns|eum` starts the AWS simulator, for the real AWS SDK
+ * clients (same control API); otherwise the Twilio simulator. Ledgers are kept across restarts
+ * with a data dir, sealed under a key derived from the stack's data key. Returns the simulator
+ * and the provider environment it implies.
+ */
+async function startProviderSimulator(
+  options: LocalStackOptions,
+  context: { local: LocalSettings; preConfig: ServiceConfig; keys: Keys; read: SettingRead },
+  stops: Stops,
+) {
+  const { local, preConfig, keys, read } = context;
+  const fingerprinter = createFingerprinter(parseKey(preConfig.fingerprintKey ?? keys.fingerprintKey));
+  const awsProvider =
+    preConfig.provider === 'sns' || preConfig.provider === 'eum' ? preConfig.provider : undefined;
+  const awsSim = awsProvider
+    ? await startAwsSimulator({
+        port: options.simPort ?? local.ports.sim,
+        fingerprint: (value) => fingerprinter.destination(value),
+        ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
+        ...(options.dataDir
+          ? {
+              ledgerFile: join(options.dataDir, 'aws-simulator-ledger.jsonl'),
+              ledgerKey: parseKey(keys.dataKey),
+            }
+          : {}),
+      })
+    : undefined;
+  const sim =
+    awsSim ??
+    (await startSimulator({
+      port: options.simPort ?? local.ports.sim,
+      authToken: preConfig.providerAuthToken,
+      fingerprint: (e164) => fingerprinter.destination(e164),
+      // Bodies and numbers kept across restarts, sealed under a key derived from the stack's data key.
+      ...(options.dataDir
+        ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl'), ledgerKey: parseKey(keys.dataKey) }
+        : {}),
+      ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
+    }));
+  stops.push(sim.stop);
+  const awsEnv = awsSim
+    ? settingsEnv({
+        provider: awsProvider,
+        awsRegion: 'us-east-1',
+        snsEndpoint: read(SETTINGS.snsEndpoint, awsSim.url),
+        logsEndpoint: read(SETTINGS.logsEndpoint, awsSim.url),
+        eumEndpoint: read(SETTINGS.eumEndpoint, awsSim.url),
+        snsDeliveryLogGroups: [awsSim.logGroups.success, awsSim.logGroups.failure],
+        eumOriginationIdentity: read(SETTINGS.eumOriginationIdentity, 'pool-local'),
+        eumConfigurationSet: read(SETTINGS.eumConfigurationSet, 'reset-notifier'),
+        eumEventsTopicArn: awsSim.eventsTopicArn,
+      })
+    : settingsEnv({ provider: 'simulator' });
+  return { sim, awsSim, awsProvider, awsEnv };
+}
+
+type ProviderSimulator = Awaited<ReturnType<typeof startProviderSimulator>>;
+
+/** The table and the three queue pairs (dispatch, reconcile, status poll), created when missing. */
+async function ensureResources(
+  options: LocalStackOptions,
+  local: LocalSettings,
+  tableName: string,
+  clients: { dynamodb: DynamoDBClient; sqs: SQSClient },
+) {
+  const { dynamodb, sqs } = clients;
+  await ensureTable(dynamodb, tableName);
+  const queueSettings = {
+    visibilityTimeoutSeconds: local.queueVisibilityTimeoutSeconds,
+    maxReceiveCount: local.maxReceiveCount,
+  };
+  const dispatch = await ensureQueues(sqs, options.queueName ?? `${tableName}-dispatch`, queueSettings);
+  const reconcile = await ensureQueues(
+    sqs,
+    options.queueName ? `${options.queueName}-reconcile` : `${tableName}-reconcile`,
+    queueSettings,
+  );
+  // Status polls of `sent` messages on their own queue, as in AWS: they never delay an expiry.
+  const poll = await ensureQueues(
+    sqs,
+    options.queueName ? `${options.queueName}-status-poll` : `${tableName}-status-poll`,
+    queueSettings,
+  );
+  return { dispatch, reconcile, poll };
+}
+
+/** The service configuration of the stack: the environment, plus what only the started parts know. */
+function stackConfig(
+  env: NodeJS.ProcessEnv,
+  context: { read: SettingRead; preConfig: ServiceConfig; keys: Keys; provider: ProviderSimulator },
+  wiring: {
+    apiUrl: string;
+    tableName: string;
+    queues: { dispatch: Queues; reconcile: Queues; poll: Queues };
+    dynamodbEndpoint: string;
+    sqsEndpoint: string;
+  },
+): ServiceConfig {
+  const { read, preConfig, keys } = context;
+  const { sim, awsSim, awsEnv } = context.provider;
+  const twilioBaseUrl = read(SETTINGS.twilioBaseUrl);
+  return loadConfig({
+    ...env,
+    ...settingsEnv({
+      // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
+      twilioStatusCallbackBase: read(
+        SETTINGS.twilioStatusCallbackBase,
+        `${wiring.apiUrl}${TWILIO_RECEIPTS_PATH}`,
+      ),
+      tableName: wiring.tableName,
+      dispatchQueueUrl: wiring.queues.dispatch.queueUrl,
+      reconcileQueueUrl: wiring.queues.reconcile.queueUrl,
+      reconcilePollQueueUrl: wiring.queues.poll.queueUrl,
+      // Receipts reach the local receipts route within seconds: a status poll is the fallback for
+      // one that did not come, as in AWS (120 s there), scaled to the local timings.
+      receiptGrace: read(SETTINGS.receiptGrace, 10),
+      dynamodbEndpoint: wiring.dynamodbEndpoint,
+      sqsEndpoint: wiring.sqsEndpoint,
+    }),
+    // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
+    // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (docs/design.md#local-stack);
+    // otherwise the built-in Twilio simulator, posting its callbacks to our receipts route.
+    ...(awsSim
+      ? { ...settingsEnv({ twilioBaseUrl: sim.url }), ...awsEnv }
+      : preConfig.provider === 'twilio' && twilioBaseUrl
+        ? settingsEnv({ provider: 'twilio', twilioBaseUrl })
+        : settingsEnv({
+            provider: 'simulator',
+            twilioBaseUrl: sim.url,
+            // The simulator starts with no redaction and no list-lag fault active, so the local stack
+            // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
+            twilioRedaction: read(SETTINGS.twilioRedaction, 'off'),
+            twilioListLagAllowance: read(SETTINGS.twilioListLagAllowance, 0),
+            // A simulated messaging service (Twilio schedules messages only through one) and a
+            // number of the simulated account: absence is provable in a quiet account through the
+            // scheduled-and-canceled probe (docs/providers/twilio.md). The sender stays fixed.
+            twilioFrom: read(SETTINGS.twilioFrom, POOL_SENDER),
+            twilioMessagingService: read(SETTINGS.twilioMessagingService, SIM_MESSAGING_SERVICE_SID),
+            twilioAbsenceProbeTo: read(SETTINGS.twilioAbsenceProbeTo, SIM_OWNED_NUMBER),
+          })),
+    ...settingsEnv({
+      cipher: 'local',
+      localDataKey: read(SETTINGS.localDataKey, keys.dataKey),
+      fingerprintKey: preConfig.fingerprintKey ?? keys.fingerprintKey,
+    }),
+  });
+}
+
+/**
+ * The same composition as the Lambda entries (functions/*): the same handlers, log lines and
+ * metrics, over the parts this one process shares (and the chaos driver wraps).
+ */
+async function composeLocalHandlers(
+  config: ServiceConfig,
+  runtime: ServiceRuntime,
+  options: LocalStackOptions,
+  reconcileQueue: ReturnType<typeof createSqsDispatchQueue>,
+) {
+  const parts = {
+    clock: runtime.clock,
+    logger: runtime.logger,
+    store: runtime.store,
+    queue: runtime.queue,
+    cipher: runtime.cipher,
+    fingerprinter: runtime.fingerprinter,
+    provider: runtime.provider,
+    // The 'receipt rejected' line says it locally; no EMF line to nowhere.
+    countSignatureFailure: () => undefined,
+  };
+  const { onDispatchStep } = options;
+  return {
+    api: await composeApi(config, parts),
+    receipts: composeReceipts(config, parts),
+    forwarder: composeForwarder(config, parts),
+    sender: await composeSender(config, parts, {
+      owner: `local-sender-${process.pid}`,
+      ...(onDispatchStep ? { wrapPorts: (ports) => withDispatchSteps(ports, onDispatchStep) } : {}),
+    }),
+    // The timer's pass only scans and enqueues; reconcileNow handles the keys itself.
+    reconciler: await composeReconciler(config, parts, { reconcileQueue }),
+    inlineReconciler: await composeReconciler(config, parts, { reconcileQueue: null }),
+    reconcileWorker: await composeReconcileWorker(config, parts),
+  };
+}
+
+/** End User Messaging events (SNS-shaped) on a loopback-only path of the same server; none for other providers. */
+function eumRouteFor(
+  config: ServiceConfig,
+  runtime: ServiceRuntime,
+  awsProvider: ProviderSimulator['awsProvider'],
+): LocalRoute | undefined {
+  if (awsProvider !== 'eum' || !config.eumEventsTopicArn) return undefined;
+  return eumReceiptsRoute(
+    {
+      ingest: ingestReceipt,
+      topicArn: config.eumEventsTopicArn,
+      store: runtime.store,
+      clock: runtime.clock,
+      policy: config.policy,
+    },
+    (report) => runtime.logger.info('eum receipt', { ...report }),
+  );
+}
+
+/** The event sources, the way Lambda polls them: the table's stream and the three queues. */
+async function startEventSources(
+  handlers: Awaited<ReturnType<typeof composeLocalHandlers>>,
+  context: {
+    options: LocalStackOptions;
+    local: LocalSettings;
+    tableName: string;
+    dynamodbEndpoint: string;
+    clients: { dynamodb: DynamoDBClient; sqs: SQSClient };
+    queues: { dispatch: Queues; reconcile: Queues; poll: Queues };
+    onError: (error: unknown) => void;
+  },
+  stops: Stops,
+): Promise<void> {
+  const { options, local, clients, queues, onError } = context;
+  const streams = new DynamoDBStreamsClient({
+    endpoint: context.dynamodbEndpoint,
+    region: 'us-east-1',
+    credentials: localCredentials,
+  });
+  const streamPoller = startStreamPoller({
+    dynamodb: clients.dynamodb,
+    streams,
+    tableName: context.tableName,
+    handler: (event) => handlers.forwarder(event),
+    onError,
+    ...(options.streamDuplicateProbability
+      ? { duplicateProbability: options.streamDuplicateProbability }
+      : {}),
+  });
+  stops.push(streamPoller.stop);
+  /** An SQS event source on `url` (the ARN names it in the events). */
+  const consume = async (
+    url: string,
+    handler: QueueHandler,
+    concurrency: number,
+    duplicateProbability?: number,
+  ) => {
+    const attributes = await clients.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+    );
+    const poller = startSqsPoller({
+      client: clients.sqs,
+      queueUrl: url,
+      queueArn: attributes.Attributes?.QueueArn ?? '',
+      handler,
+      concurrency,
+      onError,
+      ...(duplicateProbability ? { duplicateProbability } : {}),
+    });
+    stops.push(poller.stop);
+  };
+  await consume(
+    queues.dispatch.queueUrl,
+    (event) => handlers.sender(event),
+    options.senderConcurrency ?? 4,
+    options.sqsDuplicateProbability,
+  );
+  await consume(
+    queues.reconcile.queueUrl,
+    (event) => handlers.reconcileWorker(event),
+    options.reconcileWorkerConcurrency ?? local.reconcileWorkerConcurrency,
+  );
+  await consume(
+    queues.poll.queueUrl,
+    (event) => handlers.reconcileWorker(event),
+    options.reconcilePollWorkerConcurrency ?? local.reconcilePollWorkerConcurrency,
+  );
+}
+
+/** The service runtime over the stack's own DynamoDB client (which the chaos driver may wrap) and cipher. */
+async function localRuntime(
+  config: ServiceConfig,
+  options: LocalStackOptions,
+  dynamodbEndpoint: string,
+): Promise<ServiceRuntime> {
+  const logger = options.logger ?? new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' });
+  const handlerDynamo = new DynamoDBClient({
+    endpoint: dynamodbEndpoint,
+    region: 'us-east-1',
+    credentials: localCredentials,
+  });
+  options.wrapDynamoClient?.(handlerDynamo);
+  const baseRuntime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+  return options.wrapCipher
+    ? { ...baseRuntime, cipher: options.wrapCipher(baseRuntime.cipher) }
+    : baseRuntime;
+}
+
 /**
  * Starts the whole service on loopback: DynamoDB Local, fauxqs, the provider simulator, and the
  * local runtime driving the same handler factories the Lambda entry points use.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const stops: Array<() => Promise<void>> = [];
+  const stops: Stops = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
@@ -121,99 +441,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Every setting is checked before anything starts: a malformed one stops the start, named.
     const read = settingsReader(env);
     const local = loadLocalConfig(env);
-    let dynamodbEndpoint = options.dynamodbEndpoint;
-    if (!dynamodbEndpoint) {
-      const ddb = await startDynamoDbLocal({
-        ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-        ...(options.dynamodbPort ? { port: options.dynamodbPort } : {}),
-      });
-      stops.push(ddb.stop);
-      dynamodbEndpoint = ddb.endpoint;
-    }
-    let sqsEndpoint = options.sqsEndpoint;
-    if (!sqsEndpoint) {
-      const fauxqs = await startLocalFauxqs({ port: options.sqsPort ?? 0 });
-      stops.push(() => fauxqs.stop());
-      sqsEndpoint = fauxqs.address;
-    }
+    const { dynamodbEndpoint, sqsEndpoint } = await startEmulators(options, stops);
     const keys = await localKeys(options.dataDir);
     const preConfig = loadConfig({
       ...env,
       ...settingsEnv({ fingerprintKey: read(SETTINGS.fingerprintKey, keys.fingerprintKey) }),
     });
-    const fingerprinter = createFingerprinter(parseKey(preConfig.fingerprintKey ?? keys.fingerprintKey));
-
-    // PROVIDER=sns|eum: the real AWS SDK clients talk to the AWS simulator (same control API).
-    const awsProvider =
-      preConfig.provider === 'sns' || preConfig.provider === 'eum' ? preConfig.provider : undefined;
-    const awsSim = awsProvider
-      ? await startAwsSimulator({
-          port: options.simPort ?? local.ports.sim,
-          fingerprint: (value) => fingerprinter.destination(value),
-          ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
-          ...(options.dataDir
-            ? {
-                ledgerFile: join(options.dataDir, 'aws-simulator-ledger.jsonl'),
-                ledgerKey: parseKey(keys.dataKey),
-              }
-            : {}),
-        })
-      : undefined;
-    const sim =
-      awsSim ??
-      (await startSimulator({
-        port: options.simPort ?? local.ports.sim,
-        authToken: preConfig.providerAuthToken,
-        fingerprint: (e164) => fingerprinter.destination(e164),
-        // Bodies and numbers kept across restarts, sealed under a key derived from the stack's data key.
-        ...(options.dataDir
-          ? { ledgerFile: join(options.dataDir, 'simulator-ledger.jsonl'), ledgerKey: parseKey(keys.dataKey) }
-          : {}),
-        ...(options.simulatorStatusDelaysMs ? { statusDelaysMs: options.simulatorStatusDelaysMs } : {}),
-      }));
-    stops.push(sim.stop);
-    const awsEnv = awsSim
-      ? settingsEnv({
-          provider: awsProvider,
-          awsRegion: 'us-east-1',
-          snsEndpoint: read(SETTINGS.snsEndpoint, awsSim.url),
-          logsEndpoint: read(SETTINGS.logsEndpoint, awsSim.url),
-          eumEndpoint: read(SETTINGS.eumEndpoint, awsSim.url),
-          snsDeliveryLogGroups: [awsSim.logGroups.success, awsSim.logGroups.failure],
-          eumOriginationIdentity: read(SETTINGS.eumOriginationIdentity, 'pool-local'),
-          eumConfigurationSet: read(SETTINGS.eumConfigurationSet, 'reset-notifier'),
-          eumEventsTopicArn: awsSim.eventsTopicArn,
-        })
-      : settingsEnv({ provider: 'simulator' });
+    const provider = await startProviderSimulator(options, { local, preConfig, keys, read }, stops);
 
     const tableName = options.tableName ?? preConfig.tableName;
-    const dynamodb = new DynamoDBClient({
-      endpoint: dynamodbEndpoint,
-      region: 'us-east-1',
-      credentials: localCredentials,
-    });
-    const sqs = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: localCredentials });
-    await ensureTable(dynamodb, tableName);
-    const queueSettings = {
-      visibilityTimeoutSeconds: local.queueVisibilityTimeoutSeconds,
-      maxReceiveCount: local.maxReceiveCount,
+    const clients = {
+      dynamodb: new DynamoDBClient({
+        endpoint: dynamodbEndpoint,
+        region: 'us-east-1',
+        credentials: localCredentials,
+      }),
+      sqs: new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: localCredentials }),
     };
-    const { queueUrl, dlqUrl } = await ensureQueues(
-      sqs,
-      options.queueName ?? `${tableName}-dispatch`,
-      queueSettings,
-    );
-    const reconcileQueues = await ensureQueues(
-      sqs,
-      options.queueName ? `${options.queueName}-reconcile` : `${tableName}-reconcile`,
-      queueSettings,
-    );
-    // Status polls of `sent` messages on their own queue, as in AWS: they never delay an expiry.
-    const pollQueues = await ensureQueues(
-      sqs,
-      options.queueName ? `${options.queueName}-status-poll` : `${tableName}-status-poll`,
-      queueSettings,
-    );
+    const queues = await ensureResources(options, local, tableName, clients);
 
     // The API listens before the configuration is built: the Twilio status-callback base is its own
     // receipts route, whose port is known only now. Requests wait for the handlers below (503 before).
@@ -228,185 +473,44 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(api.stop);
 
-    const twilioBaseUrl = read(SETTINGS.twilioBaseUrl);
-    const config = loadConfig({
-      ...env,
-      ...settingsEnv({
-        // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
-        twilioStatusCallbackBase: read(
-          SETTINGS.twilioStatusCallbackBase,
-          `${api.url}${TWILIO_RECEIPTS_PATH}`,
-        ),
-        tableName,
-        dispatchQueueUrl: queueUrl,
-        reconcileQueueUrl: reconcileQueues.queueUrl,
-        reconcilePollQueueUrl: pollQueues.queueUrl,
-        // Receipts reach the local receipts route within seconds: a status poll is the fallback for
-        // one that did not come, as in AWS (120 s there), scaled to the local timings.
-        receiptGrace: read(SETTINGS.receiptGrace, 10),
-        dynamodbEndpoint,
-        sqsEndpoint,
-      }),
-      // PROVIDER=sns|eum: the AWS simulator behind the real SDK clients. `PROVIDER=twilio` with
-      // `PROVIDER_BASE_URL` points the stack at any Twilio-compatible endpoint (docs/design.md#local-stack);
-      // otherwise the built-in Twilio simulator, posting its callbacks to our receipts route.
-      ...(awsSim
-        ? { ...settingsEnv({ twilioBaseUrl: sim.url }), ...awsEnv }
-        : preConfig.provider === 'twilio' && twilioBaseUrl
-          ? settingsEnv({ provider: 'twilio', twilioBaseUrl })
-          : settingsEnv({
-              provider: 'simulator',
-              twilioBaseUrl: sim.url,
-              // The simulator starts with no redaction and no list-lag fault active, so the local stack
-              // can prove absence; the adapter's canary switches it off if a redaction fault shows up.
-              twilioRedaction: read(SETTINGS.twilioRedaction, 'off'),
-              twilioListLagAllowance: read(SETTINGS.twilioListLagAllowance, 0),
-              // A simulated messaging service (Twilio schedules messages only through one) and a
-              // number of the simulated account: absence is provable in a quiet account through the
-              // scheduled-and-canceled probe (docs/providers/twilio.md). The sender stays fixed.
-              twilioFrom: read(SETTINGS.twilioFrom, POOL_SENDER),
-              twilioMessagingService: read(SETTINGS.twilioMessagingService, SIM_MESSAGING_SERVICE_SID),
-              twilioAbsenceProbeTo: read(SETTINGS.twilioAbsenceProbeTo, SIM_OWNED_NUMBER),
-            })),
-      ...settingsEnv({
-        cipher: 'local',
-        localDataKey: read(SETTINGS.localDataKey, keys.dataKey),
-        fingerprintKey: preConfig.fingerprintKey ?? keys.fingerprintKey,
-      }),
-    });
-    const logger = options.logger ?? new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' });
-    const handlerDynamo = new DynamoDBClient({
-      endpoint: dynamodbEndpoint,
-      region: 'us-east-1',
-      credentials: localCredentials,
-    });
-    options.wrapDynamoClient?.(handlerDynamo);
-    const baseRuntime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
-    const runtime: ServiceRuntime = options.wrapCipher
-      ? { ...baseRuntime, cipher: options.wrapCipher(baseRuntime.cipher) }
-      : baseRuntime;
-
-    // The same composition as the Lambda entries (functions/*): the same handlers, log lines and
-    // metrics, over the parts this one process shares (and the chaos driver wraps).
-    const parts = {
-      clock: runtime.clock,
-      logger,
-      store: runtime.store,
-      queue: runtime.queue,
-      cipher: runtime.cipher,
-      fingerprinter: runtime.fingerprinter,
-      provider: runtime.provider,
-      // The 'receipt rejected' line says it locally; no EMF line to nowhere.
-      countSignatureFailure: () => undefined,
-    };
-    const apiHandler = await composeApi(config, parts);
-    const receipts = composeReceipts(config, parts);
+    const config = stackConfig(
+      env,
+      { read, preConfig, keys, provider },
+      { apiUrl: api.url, tableName, queues, dynamodbEndpoint, sqsEndpoint },
+    );
+    const runtime = await localRuntime(config, options, dynamodbEndpoint);
+    const reconcileQueue = createSqsDispatchQueue(clients.sqs, queues.reconcile.queueUrl);
+    const handlers = await composeLocalHandlers(config, runtime, options, reconcileQueue);
     // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
     routeRequest = (event, context) =>
-      event.rawPath === TWILIO_RECEIPTS_PATH ? receipts(event) : apiHandler(event, context);
-    const forwarder = composeForwarder(config, parts);
-    const { onDispatchStep } = options;
-    const sender = await composeSender(config, parts, {
-      owner: `local-sender-${process.pid}`,
-      ...(onDispatchStep ? { wrapPorts: (ports) => withDispatchSteps(ports, onDispatchStep) } : {}),
-    });
-    const reconcileQueue = createSqsDispatchQueue(sqs, reconcileQueues.queueUrl);
-    // The timer's pass only scans and enqueues; reconcileNow handles the keys itself.
-    const reconciler = await composeReconciler(config, parts, { reconcileQueue });
-    const inlineReconciler = await composeReconciler(config, parts, { reconcileQueue: null });
-    const reconcileWorker = await composeReconcileWorker(config, parts);
+      event.rawPath === TWILIO_RECEIPTS_PATH ? handlers.receipts(event) : handlers.api(event, context);
+    eumRouteHandler = eumRouteFor(config, runtime, provider.awsProvider);
+    provider.awsSim?.setEventsUrl(`${api.url}${EUM_RECEIPTS_PATH}`);
 
-    // End User Messaging events (SNS-shaped) on a loopback-only path of the same server.
-    eumRouteHandler =
-      awsProvider === 'eum' && config.eumEventsTopicArn
-        ? eumReceiptsRoute(
-            {
-              ingest: ingestReceipt,
-              topicArn: config.eumEventsTopicArn,
-              store: runtime.store,
-              clock: runtime.clock,
-              policy: config.policy,
-            },
-            (report) => logger.info('eum receipt', { ...report }),
-          )
-        : undefined;
-    awsSim?.setEventsUrl(`${api.url}${EUM_RECEIPTS_PATH}`);
-
-    const streams = new DynamoDBStreamsClient({
-      endpoint: dynamodbEndpoint,
-      region: 'us-east-1',
-      credentials: localCredentials,
-    });
     const onError = (error: unknown) =>
-      logger.warn('local runtime error', { error: (error as Error).message });
-    const streamPoller = startStreamPoller({
-      dynamodb,
-      streams,
-      tableName,
-      handler: (event) => forwarder(event),
-      onError,
-      ...(options.streamDuplicateProbability
-        ? { duplicateProbability: options.streamDuplicateProbability }
-        : {}),
-    });
-    stops.push(streamPoller.stop);
-
-    /** An SQS event source on `url`, the way Lambda polls it (the ARN names it in the events). */
-    const consume = async (
-      url: string,
-      handler: Parameters<typeof startSqsPoller>[0]['handler'],
-      concurrency: number,
-      duplicateProbability?: number,
-    ) => {
-      const attributes = await sqs.send(
-        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
-      );
-      const poller = startSqsPoller({
-        client: sqs,
-        queueUrl: url,
-        queueArn: attributes.Attributes?.QueueArn ?? '',
-        handler,
-        concurrency,
-        onError,
-        ...(duplicateProbability ? { duplicateProbability } : {}),
-      });
-      stops.push(poller.stop);
-    };
-    await consume(
-      queueUrl,
-      (event) => sender(event),
-      options.senderConcurrency ?? 4,
-      options.sqsDuplicateProbability,
+      runtime.logger.warn('local runtime error', { error: (error as Error).message });
+    await startEventSources(
+      handlers,
+      { options, local, tableName, dynamodbEndpoint, clients, queues, onError },
+      stops,
     );
-    await consume(
-      reconcileQueues.queueUrl,
-      (event) => reconcileWorker(event),
-      options.reconcileWorkerConcurrency ?? local.reconcileWorkerConcurrency,
-    );
-    await consume(
-      pollQueues.queueUrl,
-      (event) => reconcileWorker(event),
-      options.reconcilePollWorkerConcurrency ?? local.reconcilePollWorkerConcurrency,
-    );
-
-    const reconcileNow = () => inlineReconciler();
     const intervalMs = options.reconcileIntervalMs ?? local.reconcileIntervalMs;
-    const timer = startTimer(intervalMs, () => reconciler(), onError);
+    const timer = startTimer(intervalMs, () => handlers.reconciler(), onError);
     stops.push(timer.stop);
 
     return {
       apiUrl: api.url,
-      simUrl: sim.url,
+      simUrl: provider.sim.url,
       dynamodbEndpoint,
       sqsEndpoint,
       tableName,
-      queueUrl,
-      dlqUrl,
-      reconcileQueueUrl: reconcileQueues.queueUrl,
-      pollQueueUrl: pollQueues.queueUrl,
+      queueUrl: queues.dispatch.queueUrl,
+      dlqUrl: queues.dispatch.dlqUrl,
+      reconcileQueueUrl: queues.reconcile.queueUrl,
+      pollQueueUrl: queues.poll.queueUrl,
       config,
       runtime,
-      reconcileNow,
+      reconcileNow: () => handlers.inlineReconciler(),
       stop: stopAll,
     };
   } catch (error) {
