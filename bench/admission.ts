@@ -534,62 +534,17 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
   };
 }
 
-/**
- * Section "budgets": what the default guards cost at admission. Three variants round-robin, as
- * in section 1: (a) the bare conditional PutItem, (b) our handler with budgets off (one
- * TransactWriteItems: the command and its event guard), (d) our handler with every default guard
- * (`3/15m,10/24h` and one command per event: one TransactWriteItems of the put, the event guard
- * and the one counter item both windows share). Every (d) request goes to its own number, so no
- * budget is ever spent and the figure is the cost of counting, not of refusing. Prints
- * `FIGURE admission.guarded_vs_bare.seq` / `.conc16`: (d)/(a) of pooled p50s. Then, untimed, the
- * capacity of a fresh, a refused and a replayed budgeted admission.
- */
-export async function runBudgetAdmission(options: AdmissionOptions): Promise<SectionResult> {
-  const setup = await setUp(options.endpoint);
-  const template = await templateItem(setup);
-  const [a, b] = buildVariants(options.endpoint, setup, template) as [Variant, Variant];
-  const tableD = await freshServiceTable(setup.admin, 'bench-adm-d');
-  const budgets = { destination: parseDestinationLimits(DEFAULT_DESTINATION_LIMITS), country: [] };
-  const handlerD = (client: DynamoDBClient) =>
-    createApiHandler({
-      ...setup.common,
-      budgets,
-      store: new DynamoNotificationStore({
-        client,
-        tableName: tableD,
-        evidenceRetentionDays: RETENTION_DAYS,
-      }),
-    });
-  const d = handlerD(localDynamo(options.endpoint));
-  let line = 0;
-  const ownNumber = () => `+1415${2_000_000 + (line++ % 8_000_000)}`;
-  const list: Variant[] = [
-    a,
-    b,
-    {
-      id: 'c',
-      prepare() {
-        const body = requestBody(Date.now(), { destination: { phone: ownNumber() } });
-        const event = apiEvent('POST', '/v1/notifications', JSON.stringify(body));
-        const context = localContext('api');
-        return async () => expectStatus(await d(event, context), 202, 'd');
-      },
-    },
-  ];
-  const seqRounds = options.quick ? 150 : 1000;
-  const bursts = options.quick ? 4 : 24;
-  const burstSize = 128;
-  progress('budgets: warm-up');
-  await sequential(list, options.quick ? 20 : 150);
-  progress(`budgets: sequential, ${seqRounds} rounds x 3 variants`);
-  const seq = await sequential(list, seqRounds);
-  progress(`budgets: concurrency ${CONCURRENCY}, ${bursts} bursts of ${burstSize} x 3 variants`);
-  const conc = await concurrent(list, bursts, burstSize);
-
+/** Untimed: the requests and modelled capacity of a fresh, a refused and a replayed budgeted admission. */
+async function budgetCapacity(
+  setup: Setup,
+  endpoint: string,
+  handlerD: (client: DynamoDBClient) => ReturnType<typeof createApiHandler>,
+  ownNumber: () => string,
+) {
   progress('budgets: capacity of fresh, refused and replayed admissions');
   const recorder = new CapacityRecorder(setup.admin);
-  const recordedB = localDynamo(options.endpoint);
-  const recordedD = localDynamo(options.endpoint);
+  const recordedB = localDynamo(endpoint);
+  const recordedD = localDynamo(endpoint);
   recorder.attach(recordedB);
   recorder.attach(recordedD);
   const plain = handlerB(setup, recordedB);
@@ -648,7 +603,22 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
     ]);
   }
   const addedWcu = (wcu[1] ?? 0) - (wcu[0] ?? 0);
+  return { capacityRows, wcu, addedWcu };
+}
 
+/** The budgets section: latency, ratios against the bare put, and the capacity rows. */
+function budgetReport(
+  timed: {
+    seq: ModeResult;
+    conc: ModeResult;
+    seqRounds: number;
+    bursts: number;
+    burstSize: number;
+  },
+  capacity: { capacityRows: string[][]; wcu: number[]; addedWcu: number },
+): SectionResult {
+  const { seq, conc, seqRounds, bursts, burstSize } = timed;
+  const { capacityRows, wcu, addedWcu } = capacity;
   const modes = [
     ['sequential', seq],
     [`concurrency ${CONCURRENCY}`, conc],
@@ -729,4 +699,60 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
     },
     data: { seq, conc, capacityRows, addedWcu },
   };
+}
+
+/**
+ * Section "budgets": what the default guards cost at admission. Three variants round-robin, as
+ * in section 1: (a) the bare conditional PutItem, (b) our handler with budgets off (one
+ * TransactWriteItems: the command and its event guard), (d) our handler with every default guard
+ * (`3/15m,10/24h` and one command per event: one TransactWriteItems of the put, the event guard
+ * and the one counter item both windows share). Every (d) request goes to its own number, so no
+ * budget is ever spent and the figure is the cost of counting, not of refusing. Prints
+ * `FIGURE admission.guarded_vs_bare.seq` / `.conc16`: (d)/(a) of pooled p50s. Then, untimed, the
+ * capacity of a fresh, a refused and a replayed budgeted admission.
+ */
+export async function runBudgetAdmission(options: AdmissionOptions): Promise<SectionResult> {
+  const setup = await setUp(options.endpoint);
+  const template = await templateItem(setup);
+  const [a, b] = buildVariants(options.endpoint, setup, template) as [Variant, Variant];
+  const tableD = await freshServiceTable(setup.admin, 'bench-adm-d');
+  const budgets = { destination: parseDestinationLimits(DEFAULT_DESTINATION_LIMITS), country: [] };
+  const handlerD = (client: DynamoDBClient) =>
+    createApiHandler({
+      ...setup.common,
+      budgets,
+      store: new DynamoNotificationStore({
+        client,
+        tableName: tableD,
+        evidenceRetentionDays: RETENTION_DAYS,
+      }),
+    });
+  const d = handlerD(localDynamo(options.endpoint));
+  let line = 0;
+  const ownNumber = () => `+1415${2_000_000 + (line++ % 8_000_000)}`;
+  const list: Variant[] = [
+    a,
+    b,
+    {
+      id: 'c',
+      prepare() {
+        const body = requestBody(Date.now(), { destination: { phone: ownNumber() } });
+        const event = apiEvent('POST', '/v1/notifications', JSON.stringify(body));
+        const context = localContext('api');
+        return async () => expectStatus(await d(event, context), 202, 'd');
+      },
+    },
+  ];
+  const seqRounds = options.quick ? 150 : 1000;
+  const bursts = options.quick ? 4 : 24;
+  const burstSize = 128;
+  progress('budgets: warm-up');
+  await sequential(list, options.quick ? 20 : 150);
+  progress(`budgets: sequential, ${seqRounds} rounds x 3 variants`);
+  const seq = await sequential(list, seqRounds);
+  progress(`budgets: concurrency ${CONCURRENCY}, ${bursts} bursts of ${burstSize} x 3 variants`);
+  const conc = await concurrent(list, bursts, burstSize);
+
+  const { capacityRows, wcu, addedWcu } = await budgetCapacity(setup, options.endpoint, handlerD, ownNumber);
+  return budgetReport({ seq, conc, seqRounds, bursts, burstSize }, { capacityRows, wcu, addedWcu });
 }

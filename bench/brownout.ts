@@ -126,6 +126,40 @@ function unknownEpisodes(evidence: readonly EvidenceRecord[]) {
   return { truth, peak, stillOpen: open.size };
 }
 
+/** Admits fresh resets at `ratePerSecond` for `brownoutMs`; returns the keys admitted and the count refused. */
+async function admitAtRate(
+  apiUrl: string,
+  run: { brownoutMs: number; ratePerSecond: number; tokenLifeMs: number },
+): Promise<{ admitted: Set<string>; rejected: number }> {
+  const { brownoutMs, ratePerSecond, tokenLifeMs } = run;
+  const admitted = new Set<string>();
+  let rejected = 0;
+  const start = Date.now();
+  const posts: Promise<void>[] = [];
+  for (let i = 0; Date.now() - start < brownoutMs; i++) {
+    const due = start + (i * 1000) / ratePerSecond;
+    if (due > Date.now()) await sleep(due - Date.now());
+    // A fresh code per reset, as real resets have: content lookups match a key's own secret.
+    const body = requestBody(Date.now(), {
+      expires_at: new Date(Date.now() + tokenLifeMs).toISOString(),
+      params: { code: String(100_000 + randomInt(900_000)) },
+    });
+    posts.push(
+      fetch(`${apiUrl}/v1/notifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (response) => {
+        const view = (await response.json()) as { idempotency_key?: string };
+        if (response.status < 300 && view.idempotency_key) admitted.add(view.idempotency_key);
+        else rejected++;
+      }),
+    );
+  }
+  await Promise.all(posts);
+  return { admitted, rejected };
+}
+
 /** Runs the `brownout` section. */
 export async function runBrownout(options: BrownoutOptions): Promise<SectionResult> {
   const brownoutMs = options.quick ? 60_000 : 5 * 60_000;
@@ -163,31 +197,11 @@ export async function runBrownout(options: BrownoutOptions): Promise<SectionResu
     progress(
       `brownout: ${ratePerSecond}/s for ${brownoutMs / 1000} s, 50 % timeout_after_accept, 50 % receipts lost, 50 % listed ${LIST_LAG_MS / 1000} s late`,
     );
-    const admitted = new Set<string>();
-    let rejected = 0;
-    const start = Date.now();
-    const posts: Promise<void>[] = [];
-    for (let i = 0; Date.now() - start < brownoutMs; i++) {
-      const due = start + (i * 1000) / ratePerSecond;
-      if (due > Date.now()) await sleep(due - Date.now());
-      // A fresh code per reset, as real resets have: content lookups match a key's own secret.
-      const body = requestBody(Date.now(), {
-        expires_at: new Date(Date.now() + tokenLifeMs).toISOString(),
-        params: { code: String(100_000 + randomInt(900_000)) },
-      });
-      posts.push(
-        fetch(`${stack.apiUrl}/v1/notifications`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        }).then(async (response) => {
-          const view = (await response.json()) as { idempotency_key?: string };
-          if (response.status < 300 && view.idempotency_key) admitted.add(view.idempotency_key);
-          else rejected++;
-        }),
-      );
-    }
-    await Promise.all(posts);
+    const { admitted, rejected } = await admitAtRate(stack.apiUrl, {
+      brownoutMs,
+      ratePerSecond,
+      tokenLifeMs,
+    });
     await fetch(`${stack.simUrl}/_sim/faults`, { method: 'DELETE' });
     progress(`brownout: ${admitted.size} admitted (${rejected} rejected); recovering`);
 
