@@ -18,7 +18,18 @@ import { DEFAULT_ALLOWED_NUMBER_TYPES, parseCountries, parseNumberTypes } from '
  */
 interface SettingBase<T> {
   /** How the value is written. */
-  readonly unit: 'ms' | 's' | 'h' | 'days' | 'count' | 'per second' | 'text' | 'list' | 'url' | 'on/off';
+  readonly unit:
+    | 'ms'
+    | 's'
+    | 'h'
+    | 'days'
+    | 'count'
+    | 'fraction'
+    | 'per second'
+    | 'text'
+    | 'list'
+    | 'url'
+    | 'on/off';
   /** Parses the value's text (blank counts as unset); its issues become the error message. */
   readonly codec: z.ZodType<T>;
   /** The CDK context key that sets it at deploy time, without the `reset-notifier:` prefix. */
@@ -48,9 +59,18 @@ export interface DeploySetting<T = unknown> extends SettingBase<T> {
 }
 
 /** A number within `min` (and whole when `integer`), with the messages every numeric setting shares. */
-const numberCodec = ({ min, integer = false }: { readonly min: number; readonly integer?: boolean }) => {
+const numberCodec = ({
+  min,
+  max,
+  integer = false,
+}: {
+  readonly min: number;
+  readonly max?: number;
+  readonly integer?: boolean;
+}) => {
   let schema = z.coerce.number({ error: 'must be a number' }).refine(Number.isFinite, 'must be a number');
   schema = schema.refine((v) => v >= min, `must be at least ${min}`);
+  if (max !== undefined) schema = schema.refine((v) => v <= max, `must be at most ${max}`);
   return integer ? schema.refine(Number.isInteger, 'must be a whole number') : schema;
 };
 const text = z.string();
@@ -661,6 +681,62 @@ export const SETTINGS = {
     scope: 'local',
     codec: enabled,
   },
+  // The simulators run alone (`npx tsx local/simulator/main.ts`, `local/simulator/aws/main.ts`).
+  simHost: {
+    env: 'SIM_HOST',
+    unit: 'text',
+    local: '127.0.0.1',
+    description: 'a loopback address the simulator listens on',
+    scope: 'local',
+    codec: text,
+  },
+  simSentDelay: {
+    env: 'SIM_SENT_DELAY_MS',
+    unit: 'ms',
+    localNote: "the simulator's schedule",
+    description: 'when a simulated message reaches `sent`',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  simDeliveredDelay: {
+    env: 'SIM_DELIVERED_DELAY_MS',
+    unit: 'ms',
+    localNote: "the simulator's schedule",
+    description: 'when a simulated message reaches `delivered`',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  simExtensions: {
+    env: 'SIM_EXTENSIONS',
+    unit: 'on/off',
+    local: '0',
+    description: '`1`: the Twilio simulator adds the non-Twilio `status_callback` property to messages',
+    scope: 'local',
+    codec: z.string().transform((raw) => raw === '1'),
+  },
+  simLogLag: {
+    env: 'SIM_LOG_LAG_MS',
+    unit: 'ms',
+    local: 2_000,
+    description: 'AWS simulator: how late delivery-status log lines appear',
+    scope: 'local',
+    codec: numberCodec({ min: 0 }),
+  },
+  simLogSamplingRate: {
+    env: 'SIM_LOG_SAMPLING_RATE',
+    unit: 'fraction',
+    local: 1,
+    description: 'AWS simulator: share of successful deliveries logged (0..1)',
+    scope: 'local',
+    codec: numberCodec({ min: 0, max: 1 }),
+  },
+  simEventsUrl: {
+    env: 'SIM_EVENTS_URL',
+    unit: 'url',
+    description: 'AWS simulator: where End User Messaging events are posted',
+    scope: 'local',
+    codec: text,
+  },
   // Deploy-time only (CDK context, no variable).
   simulatorBaseUrl: {
     context: 'simulatorBaseUrl',
@@ -878,8 +954,8 @@ export function renderConfigurationDoc(): string {
     ...header,
     ...rows('local'),
     '',
-    'The simulator alone: `npx tsx local/simulator/main.ts` (reads `SIM_PORT`, `SIM_HOST` (a loopback',
-    'address), `SIM_SENT_DELAY_MS`, `SIM_DELIVERED_DELAY_MS`, `FINGERPRINT_KEY`, `PROVIDER_AUTH_TOKEN`).',
+    'A simulator run alone (`npx tsx local/simulator/main.ts`, `local/simulator/aws/main.ts`) reads',
+    '`SIM_PORT`, the `SIM_*` rows, `FINGERPRINT_KEY` and `PROVIDER_AUTH_TOKEN`.',
     '',
     '## Deploy time only (CDK context)',
     '',

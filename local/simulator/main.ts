@@ -8,31 +8,45 @@
  */
 import { parseKey } from '../../shared/adapters/local-cipher.js';
 import { createFingerprinter } from '../../shared/domain/fingerprint.js';
+import { SETTINGS, settingsReader } from '../../shared/settings.js';
 import { DEFAULT_AUTH_TOKEN, DEFAULT_STATUS_DELAYS, startSimulator } from './server.js';
 
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) {
-    process.stderr.write(`${name} must be a non-negative integer, got "${raw}"\n`);
-    process.exit(2);
-  }
-  return value;
+// Read through the settings table: a malformed value stops here with the variable named.
+const read = settingsReader(process.env);
+let settings: {
+  port: number;
+  host: string;
+  authToken: string;
+  extensions: boolean;
+  sent: number;
+  delivered: number;
+  fingerprintKey: string | undefined;
+};
+try {
+  settings = {
+    port: read(SETTINGS.simPort),
+    host: read(SETTINGS.simHost),
+    authToken: read(SETTINGS.twilioAuthToken, DEFAULT_AUTH_TOKEN),
+    extensions: read(SETTINGS.simExtensions),
+    sent: read(SETTINGS.simSentDelay, DEFAULT_STATUS_DELAYS.sent),
+    delivered: read(SETTINGS.simDeliveredDelay, DEFAULT_STATUS_DELAYS.delivered),
+    fingerprintKey: read(SETTINGS.fingerprintKey),
+  };
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
 }
 
-const fingerprintKey = process.env.FINGERPRINT_KEY;
-const fingerprinter = fingerprintKey ? createFingerprinter(parseKey(fingerprintKey)) : undefined;
+const fingerprinter = settings.fingerprintKey
+  ? createFingerprinter(parseKey(settings.fingerprintKey))
+  : undefined;
 
 const simulator = await startSimulator({
-  port: intFromEnv('SIM_PORT', 4010),
-  host: process.env.SIM_HOST ?? '127.0.0.1',
-  authToken: process.env.PROVIDER_AUTH_TOKEN || DEFAULT_AUTH_TOKEN,
-  extensions: process.env.SIM_EXTENSIONS === '1',
-  statusDelaysMs: {
-    sent: intFromEnv('SIM_SENT_DELAY_MS', DEFAULT_STATUS_DELAYS.sent),
-    delivered: intFromEnv('SIM_DELIVERED_DELAY_MS', DEFAULT_STATUS_DELAYS.delivered),
-  },
+  port: settings.port,
+  host: settings.host,
+  authToken: settings.authToken,
+  extensions: settings.extensions,
+  statusDelaysMs: { sent: settings.sent, delivered: settings.delivered },
   ...(fingerprinter ? { fingerprint: (e164: string) => fingerprinter.destination(e164) } : {}),
   log: (line) => process.stdout.write(`${line}\n`),
 });

@@ -4,29 +4,32 @@
  * SIM_LOG_SAMPLING_RATE (0..1), SIM_EVENTS_URL (where End User Messaging events are posted).
  * Point the SDK clients at it with SNS_ENDPOINT, EUM_ENDPOINT and LOGS_ENDPOINT. Stops on SIGINT/SIGTERM.
  */
+import { SETTINGS, settingsReader } from '../../../shared/settings.js';
 import { DEFAULT_AWS_STATUS_DELAYS, startAwsSimulator } from './server.js';
 
-function numberFromEnv(name: string, fallback: number, max = Number.POSITIVE_INFINITY): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > max) {
-    process.stderr.write(`${name} must be a number from 0 to ${max}, got "${raw}"\n`);
-    process.exit(2);
-  }
-  return value;
+// Read through the settings table: a malformed value stops here with the variable named.
+const read = settingsReader(process.env);
+let options: Omit<Parameters<typeof startAwsSimulator>[0], 'log'>;
+try {
+  const eventsUrl = read(SETTINGS.simEventsUrl);
+  options = {
+    port: read(SETTINGS.simPort),
+    host: read(SETTINGS.simHost),
+    statusDelaysMs: {
+      sent: read(SETTINGS.simSentDelay, DEFAULT_AWS_STATUS_DELAYS.sent),
+      delivered: read(SETTINGS.simDeliveredDelay, DEFAULT_AWS_STATUS_DELAYS.delivered),
+    },
+    logLagMs: read(SETTINGS.simLogLag),
+    logSuccessSamplingRate: read(SETTINGS.simLogSamplingRate),
+    ...(eventsUrl ? { eventsUrl } : {}),
+  };
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`);
+  process.exit(2);
 }
 
 const simulator = await startAwsSimulator({
-  port: numberFromEnv('SIM_PORT', 4010),
-  host: process.env.SIM_HOST ?? '127.0.0.1',
-  statusDelaysMs: {
-    sent: numberFromEnv('SIM_SENT_DELAY_MS', DEFAULT_AWS_STATUS_DELAYS.sent),
-    delivered: numberFromEnv('SIM_DELIVERED_DELAY_MS', DEFAULT_AWS_STATUS_DELAYS.delivered),
-  },
-  logLagMs: numberFromEnv('SIM_LOG_LAG_MS', 2_000),
-  logSuccessSamplingRate: numberFromEnv('SIM_LOG_SAMPLING_RATE', 1, 1),
-  ...(process.env.SIM_EVENTS_URL ? { eventsUrl: process.env.SIM_EVENTS_URL } : {}),
+  ...options,
   log: (line) => process.stdout.write(`${line}\n`),
 });
 process.stdout.write(
