@@ -62,6 +62,153 @@ export interface AbsenceWitness {
   tidy(signal: AbortSignal): Promise<void>;
 }
 
+/** What only a message newer than the attempt can unblock: the probe's cue. */
+const WAITS_ON_FRESHNESS: ReadonlySet<string> = new Set([
+  'absence_disabled:no_canary',
+  'absence_disabled:canary_gone',
+  'absence_pending:canary_older_than_attempt',
+]);
+
+/**
+ * The absence probe of this adapter, walking listings of its number; only where it is safe and
+ * useful: a messaging service (Twilio schedules only through one), a number we own, and redaction
+ * declared off (otherwise absence is off anyway).
+ */
+function probeFor(options: AbsenceWitnessOptions, keep: (sid: string) => boolean): AbsenceProbe | undefined {
+  const { http, clock, absenceProbeTo: to, messagingServiceSid } = options;
+  if (to === undefined || messagingServiceSid === undefined || options.redaction !== 'off') return undefined;
+  return createAbsenceProbe({
+    clock,
+    to,
+    messagingServiceSid,
+    intervalMs: options.canaryIntervalMs,
+    request: http.probeRequest,
+    walk: async (signal, visit) => {
+      try {
+        await http.walkListing({ To: to }, signal, (message) => {
+          visit(message);
+          return false;
+        });
+        return null;
+      } catch (error) {
+        if (error instanceof IncompleteListing) return error.detail;
+        throw error;
+      }
+    },
+    keep,
+  });
+}
+
+/**
+ * The canary message read again: gone (404), unreadable, redacted (a masked or changed `to`, a
+ * blank body) or read clean with its creation time (NaN when unreadable).
+ */
+async function readCanary(
+  http: TwilioHttp,
+  subject: CanarySubject,
+  signal: AbortSignal,
+): Promise<
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'blocked'; readonly detail: string }
+  | { readonly kind: 'redacted'; readonly why: 'masked_to' | 'blank_body' }
+  | { readonly kind: 'read'; readonly createdAt: number }
+> {
+  const { status, json } = await http.getMessage(subject.sid, signal);
+  if (status === 404) return { kind: 'gone' };
+  if (status !== 200) return { kind: 'blocked', detail: `canary_http_${status}` };
+  const message = asRecord(json);
+  if (message === null || message.sid !== subject.sid)
+    return { kind: 'blocked', detail: 'canary_unreadable' };
+  const createdAt = typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
+  const to = message.to;
+  const masked = typeof to !== 'string' || /X/i.test(to) || (subject.to !== undefined && to !== subject.to);
+  const blank = typeof message.body !== 'string' || message.body === '';
+  if (masked || blank) return { kind: 'redacted', why: masked ? 'masked_to' : 'blank_body' };
+  return { kind: 'read', createdAt };
+}
+
+/** Whether a listing of `to` shows message `sid`; a string is why the listing could not be read. */
+async function listingShows(
+  http: TwilioHttp,
+  to: string,
+  sid: string,
+  signal: AbortSignal,
+): Promise<boolean | string> {
+  const listing = { visible: false };
+  try {
+    await http.walkListing({ To: to }, signal, (listed) => {
+      listing.visible = listed?.sid === sid;
+      return listing.visible;
+    });
+  } catch (error) {
+    if (error instanceof IncompleteListing) return error.detail;
+    throw error;
+  }
+  return listing.visible;
+}
+
+/**
+ * Whether any message of the account created in the attempt's window is redacted. A message
+ * stored under Message Redaction has a masked `to`, so no listing by `To` can return it: only
+ * the account's whole listing, read down past the window's start, shows that the window holds no
+ * message the `To` listing could have missed. Redaction switched on for a moment and off again
+ * (the canary reads only the present) is caught here. A listing that cannot be read that far
+ * blocks the proof.
+ *
+ * Where the scan may stop: Twilio documents its list as sorted by `date_sent`, most recent first,
+ * and says nothing of where messages not sent yet (no `date_sent`) go. The scan stops at the first
+ * message both created and sent before the window. In a `date_sent` order everything after it
+ * was sent earlier still, so created earlier (a message is sent after it is created); in a
+ * creation order everything after it was created earlier. A message created long ago but sent
+ * only now (Twilio's queue) does not stop the scan in either order. What remains assumed: that
+ * Twilio does not list its queued messages after older sent ones ([providers/twilio.md]).
+ */
+async function scanWindow(
+  http: TwilioHttp,
+  windowStart: number,
+  signal: AbortSignal,
+): Promise<
+  | { readonly kind: 'blocked'; readonly detail: string }
+  | { readonly kind: 'redacted'; readonly sid: string; readonly why: 'masked_to' | 'blank_body' }
+  | { readonly kind: 'clean' }
+> {
+  const seen = { redacted: undefined as { sid: string; why: 'masked_to' | 'blank_body' } | undefined };
+  let unreadable = false;
+  try {
+    await http.walkListing({}, signal, (message) => {
+      const created =
+        message !== null && typeof message.date_created === 'string'
+          ? Date.parse(message.date_created)
+          : Number.NaN;
+      if (message === null || Number.isNaN(created)) {
+        unreadable = true;
+        return true;
+      }
+      if (created < windowStart) {
+        // Older than the window: not judged. Sent before it too: every message listed after it
+        // is older still, in either order (see above), and the scan ends.
+        const sent = typeof message.date_sent === 'string' ? Date.parse(message.date_sent) : Number.NaN;
+        return !Number.isNaN(sent) && sent < windowStart;
+      }
+      const masked = typeof message.to !== 'string' || /X/i.test(message.to);
+      const blank = typeof message.body !== 'string' || message.body === '';
+      if (masked || blank) {
+        seen.redacted = {
+          sid: typeof message.sid === 'string' ? message.sid : '',
+          why: masked ? 'masked_to' : 'blank_body',
+        };
+        return true;
+      }
+      return false;
+    });
+  } catch (error) {
+    if (error instanceof IncompleteListing) return { kind: 'blocked', detail: `window_scan:${error.detail}` };
+    throw error;
+  }
+  if (unreadable) return { kind: 'blocked', detail: 'window_scan:unreadable_message' };
+  return seen.redacted === undefined ? { kind: 'clean' } : { kind: 'redacted', ...seen.redacted };
+}
+
 /** The absence logic of one adapter (one process). */
 export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWitness {
   const {
@@ -71,8 +218,6 @@ export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWit
     listLagAllowanceMs,
     canaryIntervalMs,
     canarySkewMs,
-    windowScanSkewMs,
-    messagingServiceSid,
     absenceProbeTo,
     onEvent,
   } = options;
@@ -92,31 +237,7 @@ export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWit
     if (lagSubject === undefined && to !== undefined) lagSubject = canarySubject;
   };
 
-  // The probe only where it is safe and useful: a messaging service (Twilio schedules only through
-  // one), a number we own, and redaction declared off (otherwise absence is off anyway).
-  const probe: AbsenceProbe | undefined =
-    absenceProbeTo !== undefined && messagingServiceSid !== undefined && redaction === 'off'
-      ? createAbsenceProbe({
-          clock,
-          to: absenceProbeTo,
-          messagingServiceSid,
-          intervalMs: canaryIntervalMs,
-          request: http.probeRequest,
-          walk: async (signal, visit) => {
-            try {
-              await http.walkListing({ To: absenceProbeTo }, signal, (message) => {
-                visit(message);
-                return false;
-              });
-              return null;
-            } catch (error) {
-              if (error instanceof IncompleteListing) return error.detail;
-              throw error;
-            }
-          },
-          keep: (sid) => sid === canarySubject?.sid || sid === lagSubject?.sid,
-        })
-      : undefined;
+  const probe = probeFor(options, (sid) => sid === canarySubject?.sid || sid === lagSubject?.sid);
 
   /**
    * Whether reads are confirmed unredacted and list-consistent right now: the canary. It fetches
@@ -141,29 +262,19 @@ export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWit
     }
     const subject = canarySubject;
     if (subject === undefined) return 'absence_disabled:no_canary';
-    const { status, json } = await http.getMessage(subject.sid, signal);
-    if (status === 404) {
+    const read = await readCanary(http, subject, signal);
+    if (read.kind === 'gone') {
       // Deleted (or another account's): it confirms nothing; wait for the next sid we see.
       if (canarySubject?.sid === subject.sid) canarySubject = undefined;
       return 'absence_disabled:canary_gone';
     }
-    if (status !== 200) return `canary_http_${status}`;
-    const message = asRecord(json);
-    if (message === null || message.sid !== subject.sid) return 'canary_unreadable';
-    const createdAt =
-      typeof message.date_created === 'string' ? Date.parse(message.date_created) : Number.NaN;
-    const to = message.to;
-    const masked = typeof to !== 'string' || /X/i.test(to) || (subject.to !== undefined && to !== subject.to);
-    const blank = typeof message.body !== 'string' || message.body === '';
-    if (masked || blank) {
+    if (read.kind === 'blocked') return read.detail;
+    if (read.kind === 'redacted') {
       redactionObserved = true;
-      onEvent?.({
-        kind: 'redaction_observed',
-        messageSid: subject.sid,
-        why: masked ? 'masked_to' : 'blank_body',
-      });
+      onEvent?.({ kind: 'redaction_observed', messageSid: subject.sid, why: read.why });
       return 'absence_disabled:redaction_observed';
     }
+    const { createdAt } = read;
     // List consistency: a message older than the allowance must be visible in a listing of its number.
     let lagProbe = lagSubject;
     if (
@@ -177,17 +288,9 @@ export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWit
     }
     const ageMs = lagProbe === undefined ? 0 : now - lagProbe.seenAt;
     if (lagProbe?.to !== undefined && ageMs >= listLagAllowanceMs) {
-      const listing = { visible: false };
-      try {
-        await http.walkListing({ To: lagProbe.to }, signal, (listed) => {
-          listing.visible = listed?.sid === lagProbe.sid;
-          return listing.visible;
-        });
-      } catch (error) {
-        if (error instanceof IncompleteListing) return `canary_listing:${error.detail}`;
-        throw error;
-      }
-      if (!listing.visible) {
+      const visible = await listingShows(http, lagProbe.to, lagProbe.sid, signal);
+      if (typeof visible === 'string') return `canary_listing:${visible}`;
+      if (!visible) {
         canaryVerdict = { kind: 'list_lag', at: now, sid: lagProbe.sid };
         onEvent?.({ kind: 'list_lag_observed', messageSid: lagProbe.sid, ageMs });
         // A deleted probe message would look like lag forever: the next sid we see is probed next.
@@ -207,13 +310,6 @@ export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWit
     return null;
   };
 
-  /** What only a message newer than the attempt can unblock: the probe's cue. */
-  const WAITS_ON_FRESHNESS: ReadonlySet<string> = new Set([
-    'absence_disabled:no_canary',
-    'absence_disabled:canary_gone',
-    'absence_pending:canary_older_than_attempt',
-  ]);
-
   /**
    * The canary, with the absence probe as its fresh subject when no message of ours is new enough
    * (a quiet account): the probe, read like any canary, then decides. Null = confirmed.
@@ -230,71 +326,17 @@ export function createAbsenceWitness(options: AbsenceWitnessOptions): AbsenceWit
     return canaryOnce(signal, attempt);
   };
 
-  /**
-   * Whether any message of the account created in the attempt's window is redacted. A message
-   * stored under Message Redaction has a masked `to`, so no listing by `To` can return it: only
-   * the account's whole listing, read down past the window's start, shows that the window holds no
-   * message the `To` listing could have missed. Redaction switched on for a moment and off again
-   * (the canary reads only the present) is caught here. Null = none; a listing that cannot be read
-   * that far blocks the proof.
-   *
-   * Where the scan may stop: Twilio documents its list as sorted by `date_sent`, most recent first,
-   * and says nothing of where messages not sent yet (no `date_sent`) go. The scan stops at the first
-   * message both created and sent before the window. In a `date_sent` order everything after it
-   * was sent earlier still, so created earlier (a message is sent after it is created); in a
-   * creation order everything after it was created earlier. A message created long ago but sent
-   * only now (Twilio's queue) does not stop the scan in either order. What remains assumed: that
-   * Twilio does not list its queued messages after older sent ones ([providers/twilio.md]).
-   */
+  /** Whether any message of the account created in the attempt's window is redacted ({@link scanWindow}). */
   const redactionInWindow = async (
     ref: Pick<LookupRef, 'attemptStartedAt'>,
     signal: AbortSignal,
   ): Promise<string | null> => {
-    const windowStart = ref.attemptStartedAt - windowScanSkewMs;
-    const seen = { redacted: undefined as { sid: string; why: 'masked_to' | 'blank_body' } | undefined };
-    let unreadable = false;
-    try {
-      await http.walkListing({}, signal, (message) => {
-        const created =
-          message !== null && typeof message.date_created === 'string'
-            ? Date.parse(message.date_created)
-            : Number.NaN;
-        if (message === null || Number.isNaN(created)) {
-          unreadable = true;
-          return true;
-        }
-        if (created < windowStart) {
-          // Older than the window: not judged. Sent before it too: every message listed after it
-          // is older still, in either order (see above), and the scan ends.
-          const sent = typeof message.date_sent === 'string' ? Date.parse(message.date_sent) : Number.NaN;
-          return !Number.isNaN(sent) && sent < windowStart;
-        }
-        const masked = typeof message.to !== 'string' || /X/i.test(message.to);
-        const blank = typeof message.body !== 'string' || message.body === '';
-        if (masked || blank) {
-          seen.redacted = {
-            sid: typeof message.sid === 'string' ? message.sid : '',
-            why: masked ? 'masked_to' : 'blank_body',
-          };
-          return true;
-        }
-        return false;
-      });
-    } catch (error) {
-      if (error instanceof IncompleteListing) return `window_scan:${error.detail}`;
-      throw error;
-    }
-    if (unreadable) return 'window_scan:unreadable_message';
-    if (seen.redacted !== undefined) {
-      redactionObserved = true;
-      onEvent?.({
-        kind: 'redaction_observed',
-        messageSid: seen.redacted.sid,
-        why: seen.redacted.why,
-      });
-      return 'absence_disabled:redaction_in_window';
-    }
-    return null;
+    const scan = await scanWindow(http, ref.attemptStartedAt - options.windowScanSkewMs, signal);
+    if (scan.kind === 'blocked') return scan.detail;
+    if (scan.kind === 'clean') return null;
+    redactionObserved = true;
+    onEvent?.({ kind: 'redaction_observed', messageSid: scan.sid, why: scan.why });
+    return 'absence_disabled:redaction_in_window';
   };
 
   return {
