@@ -3,7 +3,8 @@
  * against one DynamoDB Local, each with its own client and table of the service's schema:
  *
  * (a) the limit: a bare conditional PutItem of a real admitted command item (same size, same GSIs);
- * (b) our API handler in-process, fed API Gateway v2 events (validation, fingerprint, AES-GCM seal,
+ * (b) our API handler in-process as production composes it (`composeApi`), fed API Gateway v2
+ *     events (validation, fingerprint, AES-GCM seal,
  *     one TransactWriteItems of the command put and its event guard put, ALL_OLD on failure);
  * (c) the same handler with a plain PutItem, wrapped in Powertools `makeIdempotent`.
  *
@@ -12,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Logger } from '@aws-lambda-powertools/logger';
 import {
   type AttributeValue,
   type ConsumedCapacity,
@@ -23,12 +25,13 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { localContext } from '../local/runtime/lambda-context.js';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
-import { DEFAULT_DESTINATION_LIMITS, parseDestinationLimits } from '../shared/domain/budgets.js';
+import { composeApi } from '../shared/composition/handlers.js';
+import { loadConfig } from '../shared/config.js';
 import { systemClock } from '../shared/domain/clock.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
 import { DEFAULT_POLICY } from '../shared/domain/policy.js';
-import { createApiHandler } from '../shared/handlers/api-handler.js';
+import { settingsEnv } from '../shared/settings.js';
 import { CapacityRecorder, totals } from './capacity-model.js';
 import { profileOps } from './cpu-profile.js';
 import { createPowertoolsApiHandler, ensureIdempotencyTable } from './powertools-admission.js';
@@ -105,18 +108,41 @@ async function setUp(endpoint: string) {
 
 type Setup = Awaited<ReturnType<typeof setUp>>;
 
+/** Logs the handlers' unhandled errors only. */
+const BENCH_LOGGER = new Logger({ serviceName: 'reset-notifier-bench', logLevel: 'ERROR' });
+
+/**
+ * Our API handler as production composes it (`composeApi` over the settings), on `tableName`
+ * through `client`: destination budgets `off` (b) or at their defaults (d); every other guard at
+ * its default.
+ */
+function ourApi(
+  setup: Setup,
+  target: { client: DynamoDBClient; tableName: string; budgets: 'off' | 'defaults' },
+  onCapacity?: (op: string, c: readonly ConsumedCapacity[]) => void,
+) {
+  const { client, tableName } = target;
+  const config = loadConfig(
+    settingsEnv({ tableName, ...(target.budgets === 'off' ? { destinationLimits: 'off' } : {}) }),
+  );
+  const store = new DynamoNotificationStore({
+    client,
+    tableName,
+    evidenceRetentionDays: RETENTION_DAYS,
+    ...(onCapacity ? { onCapacity } : {}),
+  });
+  const { cipher, fingerprinter, clock } = setup.common;
+  return composeApi(config, { store, cipher, fingerprinter, clock, logger: BENCH_LOGGER });
+}
+
+type OurApi = Awaited<ReturnType<typeof ourApi>>;
+
 function handlerB(
   setup: Setup,
   client: DynamoDBClient,
   onCapacity?: (op: string, c: readonly ConsumedCapacity[]) => void,
-) {
-  const store = new DynamoNotificationStore({
-    client,
-    tableName: setup.tableB,
-    evidenceRetentionDays: RETENTION_DAYS,
-    ...(onCapacity ? { onCapacity } : {}),
-  });
-  return createApiHandler({ ...setup.common, store });
+): Promise<OurApi> {
+  return ourApi(setup, { client, tableName: setup.tableB, budgets: 'off' }, onCapacity);
 }
 
 function handlerC(setup: Setup, client: DynamoDBClient) {
@@ -132,7 +158,7 @@ function handlerC(setup: Setup, client: DynamoDBClient) {
 /** A real command item as (b) stored it: the template for (a)'s bare put. */
 async function templateItem(setup: Setup): Promise<Record<string, AttributeValue>> {
   const body = requestBody();
-  const handler = handlerB(setup, setup.admin);
+  const handler = await handlerB(setup, setup.admin);
   expectStatus(
     await handler(apiEvent('POST', '/v1/notifications', JSON.stringify(body)), localContext('api')),
     202,
@@ -151,9 +177,13 @@ async function templateItem(setup: Setup): Promise<Record<string, AttributeValue
 }
 
 /** Builds the three variants, each with its own client (own sockets), on its own table. */
-function buildVariants(endpoint: string, setup: Setup, template: Record<string, AttributeValue>): Variant[] {
+async function buildVariants(
+  endpoint: string,
+  setup: Setup,
+  template: Record<string, AttributeValue>,
+): Promise<Variant[]> {
   const clientA = localDynamo(endpoint);
-  const b = handlerB(setup, localDynamo(endpoint));
+  const b = await handlerB(setup, localDynamo(endpoint));
   const c = handlerC(setup, localDynamo(endpoint));
   const post =
     (
@@ -334,7 +364,7 @@ async function capacityPerAdmission(
   const clientB = localDynamo(endpoint);
   recorder.attach(clientB);
   const calls: Array<{ op: string; units: number }> = [];
-  const b = handlerB(setup, clientB, (op, capacity) =>
+  const b = await handlerB(setup, clientB, (op, capacity) =>
     calls.push({ op, units: capacity.reduce((n, c) => n + (c.CapacityUnits ?? 0), 0) }),
   );
   const body = JSON.stringify(requestBody());
@@ -399,7 +429,7 @@ async function profileAB(list: readonly Variant[], opsPerVariant: number) {
 export async function runAdmission(options: AdmissionOptions): Promise<SectionResult> {
   const setup = await setUp(options.endpoint);
   const template = await templateItem(setup);
-  const list = buildVariants(options.endpoint, setup, template);
+  const list = await buildVariants(options.endpoint, setup, template);
   const seqRounds = options.quick ? 60 : 1000;
   const bursts = options.quick ? 4 : 24;
   const burstSize = 128;
@@ -538,7 +568,7 @@ export async function runAdmission(options: AdmissionOptions): Promise<SectionRe
 async function budgetCapacity(
   setup: Setup,
   endpoint: string,
-  handlerD: (client: DynamoDBClient) => ReturnType<typeof createApiHandler>,
+  handlerD: (client: DynamoDBClient) => Promise<OurApi>,
   ownNumber: () => string,
 ) {
   progress('budgets: capacity of fresh, refused and replayed admissions');
@@ -547,8 +577,8 @@ async function budgetCapacity(
   const recordedD = localDynamo(endpoint);
   recorder.attach(recordedB);
   recorder.attach(recordedD);
-  const plain = handlerB(setup, recordedB);
-  const budgeted = handlerD(recordedD);
+  const plain = await handlerB(setup, recordedB);
+  const budgeted = await handlerD(recordedD);
   const cases: Array<[string, typeof plain, string, number]> = [];
   cases.push(['(b) budgets off', plain, JSON.stringify(requestBody()), 202]);
   const phone = ownNumber();
@@ -714,20 +744,11 @@ function budgetReport(
 export async function runBudgetAdmission(options: AdmissionOptions): Promise<SectionResult> {
   const setup = await setUp(options.endpoint);
   const template = await templateItem(setup);
-  const [a, b] = buildVariants(options.endpoint, setup, template) as [Variant, Variant];
+  const [a, b] = (await buildVariants(options.endpoint, setup, template)) as [Variant, Variant];
   const tableD = await freshServiceTable(setup.admin, 'bench-adm-d');
-  const budgets = { destination: parseDestinationLimits(DEFAULT_DESTINATION_LIMITS), country: [] };
   const handlerD = (client: DynamoDBClient) =>
-    createApiHandler({
-      ...setup.common,
-      budgets,
-      store: new DynamoNotificationStore({
-        client,
-        tableName: tableD,
-        evidenceRetentionDays: RETENTION_DAYS,
-      }),
-    });
-  const d = handlerD(localDynamo(options.endpoint));
+    ourApi(setup, { client, tableName: tableD, budgets: 'defaults' });
+  const d = await handlerD(localDynamo(options.endpoint));
   let line = 0;
   const ownNumber = () => `+1415${2_000_000 + (line++ % 8_000_000)}`;
   const list: Variant[] = [
