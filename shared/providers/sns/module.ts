@@ -3,7 +3,7 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { clientConfig } from '../../composition/clients.js';
 import { NO_ABSENCE_PROOF } from '../../domain/provider.js';
 import type { ProviderModule } from '../module.js';
-import { createSnsProvider, SNS_CLIENT_CONFIG } from './index.js';
+import { createSnsProvider, SNS_CLIENT_CONFIG } from './provider.js';
 
 /** Amazon SNS SMS (docs/providers/aws.md): found by id only, absence never provable, no feedback API. */
 export const snsModule: ProviderModule<'sns'> = {
