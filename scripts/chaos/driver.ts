@@ -14,6 +14,7 @@ import { settleChaos } from './settle.js';
 
 export {
   CHAOS_ENV,
+  CHAOS_SETTINGS,
   type ChaosProvider,
   type ChaosRunOptions,
   type ChaosRunResult,

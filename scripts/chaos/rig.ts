@@ -12,6 +12,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { type LocalStack, startLocalStack } from '../../local/stack.js';
 import { dueShardOf } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
+import { settingsEnv } from '../../shared/settings.js';
 import type { captureOutput } from './capture.js';
 import {
   createCipherFaultInjector,
@@ -118,10 +119,10 @@ function serviceEnv(options: ChaosRunOptions, mix: ChaosMix, simUrl: string): Re
     // The deployment's list-lag allowance covers the longest lag the run injects (3 x settle): an
     // allowance is what the operator declares Twilio's lag to be bounded by. Lag beyond it is caught
     // only by the canary's tripwire, which cannot prove anything per message (docs/chaos.md).
-    PROVIDER_LIST_LAG_ALLOWANCE_SECONDS: String(listLagAllowanceSecondsFor(mix)),
+    ...settingsEnv({ twilioListLagAllowance: listLagAllowanceSecondsFor(mix) }),
     ...(options.env ?? {}),
     // The AWS SDK clients do not use fetch: they are pointed at the simulator thread by endpoint.
-    ...(aws ? { PROVIDER: provider, SNS_ENDPOINT: simUrl, EUM_ENDPOINT: simUrl, LOGS_ENDPOINT: simUrl } : {}),
+    ...(aws ? settingsEnv({ provider, snsEndpoint: simUrl, eumEndpoint: simUrl, logsEndpoint: simUrl }) : {}),
   };
 }
 

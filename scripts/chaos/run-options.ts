@@ -4,11 +4,12 @@
  */
 
 import type { EvidenceRecord, NotificationRecord } from '../../shared/domain/notification.js';
+import { type SettingsValues, settingsEnv } from '../../shared/settings.js';
 import type { AlarmDrill, ZeroSmsPeriod } from './alarms.js';
 import type { CipherFaultCounts, CrashCounts, LostAnswerCounts, ThrottleCounts } from './injectors.js';
 import type { InvariantResult, LedgerEntry, SendRequestEntry } from './invariants.js';
 import type { UnknownOutcomeReport } from './provider-truth.js';
-import { CHAOS_LIMITS_ENV, type ChaosMix, MAX_LIST_LAG_FACTOR } from './scenario.js';
+import { CHAOS_LIMITS, type ChaosMix, MAX_LIST_LAG_FACTOR } from './scenario.js';
 
 /**
  * Service timings for the run: a fault plays out in seconds, so the run settles in seconds. The
@@ -16,30 +17,33 @@ import { CHAOS_LIMITS_ENV, type ChaosMix, MAX_LIST_LAG_FACTOR } from './scenario
  * process hosting the whole stack: the design assumes no request reaches the provider after its
  * caller gave up plus the settle time.
  */
-export const CHAOS_ENV: Readonly<Record<string, string>> = {
-  PROVIDER_TIMEOUT_MS: '1000',
-  PROVIDER_LOOKUP_TIMEOUT_MS: '1500',
-  RECONCILE_SETTLE_SECONDS: '6',
-  STATUS_POLL_SECONDS: '0.2',
-  STATUS_HORIZON_SECONDS: '30',
-  BACKOFF_BASE_MS: '200',
-  BACKOFF_MAX_MS: '2000',
-  LEASE_SLACK_MS: '4000',
-  QUEUE_SAFETY_NET_SECONDS: '15',
-  QUEUE_VISIBILITY_TIMEOUT_SECONDS: '5',
-  DISPATCH_MARGIN_SECONDS: '5',
-  MAX_RECEIVE_COUNT: '5',
+export const CHAOS_SETTINGS = {
+  providerTimeout: 1000,
+  providerLookupTimeout: 1500,
+  reconcileSettle: 6,
+  statusPoll: 0.2,
+  statusHorizon: 30,
+  backoffBase: 200,
+  backoffMax: 2000,
+  leaseSlack: 4000,
+  queueSafetyNet: 15,
+  queueVisibilityTimeout: 5,
+  dispatchMargin: 5,
+  maxReceiveCount: 5,
   // Status callbacks go to the stack's own receipts route (the local stack's default): receipts are
   // evidence the run must exercise. The deployment declares redaction off, so absence can be proven
   // where the adapter's conditions hold; the redaction phases must then switch it off by themselves.
-  PROVIDER_REDACTION: 'off',
+  twilioRedaction: 'off',
   // The abuse limits the pumping scenario is judged against (scenario.ts explains the choice).
-  ...CHAOS_LIMITS_ENV,
+  ...CHAOS_LIMITS,
   // A backlog larger than one pass: the reconciler's cursor must still reach every due item. 64, not
   // 16: with receipts and the two-read absence proof a 2,000-event run keeps more items due than 16
   // per 2 s pass drain, and expiries waited a minute (the stuck invariant, 8 keys in CI).
-  RECONCILE_MAX_ITEMS_PER_PASS: '64',
-};
+  reconcileMaxItems: 64,
+} as const satisfies SettingsValues;
+
+/** {@link CHAOS_SETTINGS} as the stack's environment. */
+export const CHAOS_ENV: Readonly<Record<string, string>> = settingsEnv(CHAOS_SETTINGS);
 
 /**
  * SNS has no receipts, and a delivery-status line shows up only seconds after the delivery (the
@@ -49,11 +53,11 @@ export const CHAOS_ENV: Readonly<Record<string, string>> = {
  * reconcile queues (the stack's `maxConcurrency` is 4 and 2, over containers that each read for
  * themselves; here one process reads for all) rather than the local default of two fill those reads.
  */
-export const SNS_CHAOS_ENV: Readonly<Record<string, string>> = {
-  STATUS_POLL_SECONDS: '2',
-  RECONCILE_WORKER_CONCURRENCY: '4',
-  RECONCILE_POLL_WORKER_CONCURRENCY: '4',
-};
+export const SNS_CHAOS_ENV: Readonly<Record<string, string>> = settingsEnv({
+  statusPoll: 2,
+  reconcileWorkers: 4,
+  reconcilePollWorkers: 4,
+});
 
 /** Options of {@link runChaos}. */
 export interface ChaosRunOptions {

@@ -12,6 +12,7 @@ import {
 } from '../../local/simulator/faults.js';
 import { deriveIdempotencyKey } from '../../shared/domain/idempotency-key.js';
 import { LOCALES, type Locale } from '../../shared/domain/templates.js';
+import type { SettingsValues } from '../../shared/settings.js';
 import { Rng, unitFor } from './prng.js';
 
 /** The knobs of a run's fault mix. Probabilities are per event, per call or per phase as named. */
@@ -109,10 +110,10 @@ export const DEFAULT_MIX: ChaosMix = {
  * events go to distinct US numbers (one admission each) and the US has no country budget, so
  * the limits only ever refuse pumping traffic.
  */
-export const CHAOS_LIMITS_ENV: Readonly<Record<string, string>> = {
-  DESTINATION_LIMITS: '3/15m,10/24h',
-  COUNTRY_LIMITS: 'FR:20/1h,DE:20/1h,GB:20/1h',
-};
+export const CHAOS_LIMITS = {
+  destinationLimits: '3/15m,10/24h',
+  countryLimits: 'FR:20/1h,DE:20/1h,GB:20/1h',
+} as const satisfies SettingsValues;
 
 /** The countries pumping waves go to, with a valid mobile number per index. */
 export const PUMP_COUNTRIES: ReadonlyArray<readonly [string, (i: number) => string]> = [

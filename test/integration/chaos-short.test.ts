@@ -4,7 +4,7 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { FAULT_MODES } from '../../local/simulator/faults.js';
-import { CHAOS_ENV, runChaos } from '../../scripts/chaos/driver.js';
+import { CHAOS_SETTINGS, runChaos } from '../../scripts/chaos/driver.js';
 
 /** Whether this simulator knows the message fault modes (redaction, list_lag, receipt_*, fail_not_sent). */
 const SIMULATOR_HAS_MESSAGE_FAULTS = (FAULT_MODES as readonly string[]).includes('redaction');
@@ -62,7 +62,7 @@ describe('chaos (short soak)', () => {
     expect(result.stats.logLines).toBeGreaterThan(0);
     // The design's assumption held in the rig: no request reached the provider later after its caller
     // gave up than the reconciler's settle time, and the sender never started a late call.
-    expect(result.stats.lateArrivalMaxMs).toBeLessThan(Number(CHAOS_ENV.RECONCILE_SETTLE_SECONDS) * 1000);
+    expect(result.stats.lateArrivalMaxMs).toBeLessThan(CHAOS_SETTINGS.reconcileSettle * 1000);
     expect(result.stats.sendsStartedAfterDeadline).toBe(0);
   });
 

@@ -21,7 +21,6 @@ const ROOMS = ['shared', 'infra', 'local', 'scripts', 'bench'];
  */
 const NOT_YET: Readonly<Record<string, string>> = {
   'shared/providers/': 'provider modules (issue 21 item 2): their configuration errors name variables',
-  'scripts/chaos/': "the chaos run's environment (issue 21 item 4)",
   'scripts/examples/': "client examples read the SDK's AWS_REGION as any caller would",
   'shared/client/': 'the client package: constants of its own that share a spelling, no settings',
 };
