@@ -31,7 +31,7 @@ import { countingFinalOutcomes, providerEventReporter } from './outcome-metrics.
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
-import { twilioAuthTokenFor } from './receipts.js';
+import { twilioAuthTokenFor, WELL_KNOWN_TWILIO_AUTH_TOKENS } from './receipts.js';
 import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconcile.js';
 import { cipherFor, fingerprinterFor } from './secrets.js';
 import { storeFor } from './store.js';
@@ -72,6 +72,11 @@ export interface HandlerParts {
   readonly metrics?: MetricsSink;
   /** Counts one rejected status callback; default: the `ReceiptSignatureFailures` metric. */
   readonly countSignatureFailure?: () => void;
+  /**
+   * The local stack only: its built-in simulator signs status callbacks with the well-known token,
+   * which the receipts handler refuses everywhere else (docs/receipts.md#who-is-believed).
+   */
+  readonly allowWellKnownAuthToken?: boolean;
 }
 
 /** The parts every handler shares, built from the settings where not given. */
@@ -295,6 +300,9 @@ export function composeReceipts(config: ServiceConfig, parts: HandlerParts = {})
     clock: p.clock,
     policy: config.policy,
     authToken: twilioAuthTokenFor(config),
+    wellKnownTokens: WELL_KNOWN_TWILIO_AUTH_TOKENS,
+    ...(parts.allowWellKnownAuthToken === true ? { allowWellKnownToken: true } : {}),
+    accountSid: config.providerAccountSid,
     ...(config.providerStatusCallbackBase ? { publicBase: config.providerStatusCallbackBase } : {}),
     countSignatureFailure,
     log: (message, fields) => logger.info(message, { ...fields }),

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/receipts/twilio`: Twilio status callbacks (docs/design.md#http-api). Public (Twilio cannot
  * sign SigV4), so nothing is believed before `X-Twilio-Signature` checks out over the exact URL
- * Twilio requested. Bad or missing signature: 403, nothing read or written, one metric. Valid:
+ * Twilio requested, with a token nobody else knows, for the configured account
+ * (docs/receipts.md#who-is-believed). Refused: 403, nothing read or written, one metric. Valid:
  * 200 whatever the receipt meant (unknown reference, ignored duplicate), so Twilio never retries an
  * expected case; only a store fault is a 5xx (Twilio may retry; the receipt is idempotent).
  */
@@ -10,7 +11,11 @@ import type { Clock } from '../domain/clock.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { parseClientReference } from '../domain/provider.js';
-import { parseStatusCallback, verifyTwilioSignature } from '../messages/twilio-status-callback.js';
+import {
+  callbackAccountSid,
+  parseStatusCallback,
+  verifyTwilioSignature,
+} from '../messages/twilio-status-callback.js';
 import type { NotificationStore } from '../ports/store.js';
 import { ingestReceipt, type ReceiptResult } from '../usecases/ingest-receipt.js';
 
@@ -28,11 +33,21 @@ export interface TwilioReceiptsDeps {
   /** The auth token the signature is keyed with (read from the secret once per container). */
   readonly authToken: () => Promise<string>;
   /**
+   * Tokens anyone can know (the simulator's default): a signature keyed with one proves nothing, so
+   * while the token is one of them every callback is refused, unless {@link allowWellKnownToken}.
+   * The empty token is always refused.
+   */
+  readonly wellKnownTokens: readonly string[];
+  /** Set by the local stack only, whose built-in simulator signs with the well-known token. */
+  readonly allowWellKnownToken?: boolean;
+  /** The configured account (`PROVIDER_ACCOUNT_SID`): a callback naming another `AccountSid` is refused. */
+  readonly accountSid: string;
+  /**
    * The public base we gave Twilio (`PROVIDER_STATUS_CALLBACK_BASE`): its scheme and host are the
    * ones Twilio signed. Behind API Gateway without it, `https://` + the request's domain name.
    */
   readonly publicBase?: string;
-  /** Counts one rejected signature (EMF metric {@link RECEIPT_SIGNATURE_FAILURES}). */
+  /** Counts one refused callback: signature, token or account (EMF metric {@link RECEIPT_SIGNATURE_FAILURES}). */
   readonly countSignatureFailure: () => void;
   /** One structured line per receipt: ids, codes and outcomes only (never a number or a body). */
   readonly log: (message: string, fields: Readonly<Record<string, unknown>>) => void;
@@ -74,12 +89,10 @@ export function createTwilioReceiptsHandler(deps: TwilioReceiptsDeps) {
     const params = new URLSearchParams(body);
     const signature = header(event, 'x-twilio-signature');
     const token = await deps.authToken();
-    const valid = signedUrlCandidates(event, deps.publicBase).some((url) =>
-      verifyTwilioSignature(token, url, params, signature),
-    );
-    if (!valid) {
+    const refused = refusal(deps, token) ?? signatureRefusal(deps, event, params, token, signature);
+    if (refused !== undefined) {
       deps.countSignatureFailure();
-      deps.log('receipt rejected', { provider: 'twilio', why: signature ? 'bad_signature' : 'no_signature' });
+      deps.log('receipt rejected', { provider: 'twilio', why: refused });
       return empty(403);
     }
     const parsed = parseStatusCallback({ body, query: event.rawQueryString });
@@ -125,6 +138,35 @@ export function createTwilioReceiptsHandler(deps: TwilioReceiptsDeps) {
       return empty(500);
     }
   };
+}
+
+type Refusal = 'well_known_token' | 'no_signature' | 'bad_signature' | 'no_account' | 'other_account';
+
+/** Why no callback can be believed with this token, if so: one anyone can know (outside the local stack). */
+function refusal(deps: TwilioReceiptsDeps, token: string): Refusal | undefined {
+  const wellKnown =
+    token === '' || (deps.wellKnownTokens.includes(token) && deps.allowWellKnownToken !== true);
+  return wellKnown ? 'well_known_token' : undefined;
+}
+
+/**
+ * Why this callback is not believed, if so: its signature does not verify, or it was signed for
+ * another account than the configured one (Twilio signs every account's callbacks the same way).
+ */
+function signatureRefusal(
+  deps: TwilioReceiptsDeps,
+  event: APIGatewayProxyEventV2,
+  params: URLSearchParams,
+  token: string,
+  signature: string | undefined,
+): Refusal | undefined {
+  const valid = signedUrlCandidates(event, deps.publicBase).some((url) =>
+    verifyTwilioSignature(token, url, params, signature),
+  );
+  if (!valid) return signature ? 'bad_signature' : 'no_signature';
+  const account = callbackAccountSid(params);
+  if (account === null || account === '') return 'no_account';
+  return deps.accountSid !== '' && account === deps.accountSid ? undefined : 'other_account';
 }
 
 /**

@@ -58,6 +58,15 @@ export function parseStatusCallback(input: {
 }
 
 /**
+ * The callback's `AccountSid`: "the 34 character id of the Account this message is associated
+ * with" (Twilio, messaging webhook request parameters; a status callback carries a subset of them,
+ * docs/receipts.md#who-is-believed). Null when absent.
+ */
+export function callbackAccountSid(form: URLSearchParams): string | null {
+  return form.get('AccountSid');
+}
+
+/**
  * Twilio's `X-Twilio-Signature`: base64 HMAC-SHA1, keyed with the auth token, of the full callback
  * URL followed by every POST parameter as name+value, sorted by name.
  */

@@ -16,10 +16,12 @@ const TOKEN = 'auth-token-1';
 const SID = `SM${'a'.repeat(32)}`;
 const PUBLIC_BASE = `https://abc123.execute-api.eu-west-1.amazonaws.com${TWILIO_RECEIPTS_PATH}`;
 const QUERY = `client_reference=${encodeURIComponent(`${KEY}#1`)}`;
+const ACCOUNT = `AC${'b'.repeat(32)}`;
+const WELL_KNOWN = 'well-known-token';
 
 function aForm(overrides: Record<string, string> = {}): URLSearchParams {
   return new URLSearchParams({
-    AccountSid: `AC${'b'.repeat(32)}`,
+    AccountSid: ACCOUNT,
     ApiVersion: '2010-04-01',
     MessageSid: SID,
     MessageStatus: 'delivered',
@@ -65,7 +67,14 @@ function aCallback(
   };
 }
 
-async function aHandler(options: { publicBase?: string | undefined; failOn?: StoreOperation } = {}) {
+async function aHandler(
+  options: {
+    publicBase?: string | undefined;
+    failOn?: StoreOperation;
+    token?: string;
+    allowWellKnownToken?: boolean;
+  } = {},
+) {
   const operations: StoreOperation[] = [];
   const setup = await seededStore(aSentRecord({ provider: { name: 'twilio', messageId: SID } }), {
     beforeOperation: (operation) => {
@@ -81,7 +90,12 @@ async function aHandler(options: { publicBase?: string | undefined; failOn?: Sto
     store: setup.store,
     clock: setup.clock,
     policy: setup.policy,
-    authToken: async () => TOKEN,
+    authToken: async () => options.token ?? TOKEN,
+    wellKnownTokens: [WELL_KNOWN],
+    ...(options.allowWellKnownToken === undefined
+      ? {}
+      : { allowWellKnownToken: options.allowWellKnownToken }),
+    accountSid: ACCOUNT,
     ...('publicBase' in options
       ? options.publicBase === undefined
         ? {}
@@ -134,6 +148,68 @@ describe('Twilio receipts handler', () => {
     expect(operations).toEqual([]);
     expect(metrics).toEqual(['ReceiptSignatureFailures']);
     expect(store.records()[0]?.state).toBe(S.sent);
+  });
+
+  it.each([
+    ['another account', { AccountSid: `AC${'c'.repeat(32)}` }, 'other_account'],
+    ['no account', { AccountSid: '' }, 'no_account'],
+  ] as const)(
+    'answers 403 to a correctly signed callback for %s: nothing read or written, one metric',
+    async (_label, override, why) => {
+      // Prepare: signed with our token (Twilio signs every account's callbacks the same way)
+      const { handler, operations, metrics, lines, store } = await aHandler();
+      const form = aForm(override);
+      if (override.AccountSid === '') form.delete('AccountSid');
+
+      // Act
+      const response = await handler(aCallback({ form }));
+
+      // Assess
+      expect(response.statusCode).toBe(403);
+      expect(operations).toEqual([]);
+      expect(metrics).toEqual(['ReceiptSignatureFailures']);
+      expect(lines).toEqual([{ message: 'receipt rejected', fields: { provider: 'twilio', why } }]);
+      expect(store.records()[0]?.state).toBe(S.sent);
+    },
+  );
+
+  it.each([
+    ['a well-known token', WELL_KNOWN],
+    ['the empty token', ''],
+  ])(
+    'refuses every callback while its token is %s: 403, nothing written, one metric',
+    async (_label, token) => {
+      // Prepare: a callback correctly signed with that token (anyone can make one)
+      const { handler, operations, metrics, lines, store } = await aHandler({ token });
+      const signature = twilioSignature(
+        token,
+        `${PUBLIC_BASE}?${QUERY}`,
+        aForm({ MessageStatus: 'undelivered' }),
+      );
+
+      // Act
+      const response = await handler(aCallback({ form: aForm({ MessageStatus: 'undelivered' }), signature }));
+
+      // Assess
+      expect(response.statusCode).toBe(403);
+      expect(operations).toEqual([]);
+      expect(metrics).toEqual(['ReceiptSignatureFailures']);
+      expect(lines.map((l) => l.fields.why)).toEqual(['well_known_token']);
+      expect(store.records()[0]?.state).toBe(S.sent);
+    },
+  );
+
+  it('believes a well-known token only where the local stack allows it', async () => {
+    // Prepare
+    const { handler, store } = await aHandler({ token: WELL_KNOWN, allowWellKnownToken: true });
+    const signature = twilioSignature(WELL_KNOWN, `${PUBLIC_BASE}?${QUERY}`, aForm());
+
+    // Act
+    const response = await handler(aCallback({ signature }));
+
+    // Assess
+    expect(response.statusCode).toBe(200);
+    expect(store.records()[0]?.state).toBe(S.delivered);
   });
 
   it('checks the signature over the raw query exactly as requested (encoding kept)', async () => {
