@@ -112,9 +112,7 @@ function expireAccepted(
  * deadline, or due but not claimed in time; with the last attempt's detail when it had one
  * (`backoff_past_deadline:twilio:config:21408`).
  */
-function expiryDetail(
-  record: Pick<NotificationRecord, 'attempts' | 'lastReason' | 'reasonDetail'>,
-): string {
+function expiryDetail(record: Pick<NotificationRecord, 'attempts' | 'lastReason' | 'reasonDetail'>): string {
   if (record.attempts === 0 && record.lastReason === R.admitted) return D.neverClaimed;
   const backoff = record.lastReason === R.providerRejectedRetryable;
   return detailWithCause(backoff ? D.backoffPastDeadline : D.notClaimedInTime, record.reasonDetail);
@@ -215,12 +213,18 @@ export function recordSendOutcome(
  * deadline or inside the lease (the claim write itself was slow): nothing was sent, so the command
  * goes back to `accepted`, due at once. Near the deadline the next look expires it; otherwise it is
  * claimed again. The attempt is given back: attempts count provider calls (`maxAttempts` bounds
- * them), and a slow store must not use them up without a single call.
+ * them), and a slow store must not use them up without a single call. `reasonDetail` says why when
+ * it was not the time left (`clock_skew:behind:15`, docs/design.md#clock-skew).
  */
-export function abandonClaim(claimed: Pick<NotificationRecord, 'attempts'>, now: EpochMs): TransitionIntent {
+export function abandonClaim(
+  claimed: Pick<NotificationRecord, 'attempts'>,
+  now: EpochMs,
+  reasonDetail?: string,
+): TransitionIntent {
   return {
     to: S.accepted,
     reason: R.callNotStarted,
+    ...(reasonDetail === undefined ? {} : { reasonDetail }),
     actor: Actor.sender,
     at: now,
     set: { attempts: Math.max(0, claimed.attempts - 1), nextAttemptAt: now, dueAt: now },

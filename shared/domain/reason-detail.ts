@@ -108,6 +108,11 @@ export const DomainDetail = {
   callNotEnded: 'absence_pending:call_not_ended',
   /** The token died before any read of the unknown outcome came back with a reason. */
   noConclusiveRead: 'no_conclusive_read',
+  /**
+   * The sender's clock is off the store's by more than the bound (`clock_skew:behind:15`: at least
+   * 15 s slow): the claim was given back, nothing sent (docs/design.md#clock-skew).
+   */
+  clockSkew: 'clock_skew',
 } as const;
 
 /**

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import { type ClockCheck, checkClock } from '../domain/clock-skew.js';
 import { abandonClaim, decideDispatch, recordSendOutcome } from '../domain/dispatch.js';
 import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
 import { type DispatchPolicy, dispatchDeadline } from '../domain/policy.js';
@@ -7,6 +8,7 @@ import { renderBody } from '../domain/templates.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { CommandStore } from '../ports/command-store.js';
 import { transientFaultOf } from '../ports/faults.js';
+import type { ServerTimeSource } from '../ports/server-time.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
 import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
 import { openPayload } from './payload-seal.js';
@@ -22,6 +24,11 @@ export interface DispatchDeps {
   readonly owner: string;
   /** First status poll of a `sent` message this long after the send, when the provider pushes receipts. */
   readonly receiptGraceMs?: number;
+  /**
+   * The store's server time (docs/design.md#clock-skew): our clock is checked against it before
+   * each provider attempt. Without one (or before its first sample) our clock is used unchecked.
+   */
+  readonly serverTime?: ServerTimeSource;
 }
 
 /** What one dispatch did, for logs, metrics and tests. */
@@ -30,6 +37,13 @@ export type DispatchReport =
   | { readonly kind: 'skipped'; readonly why: string; readonly state: string }
   | { readonly kind: 'lost_race'; readonly at: 'claim' | 'transition' | 'outcome' }
   | { readonly kind: 'transitioned'; readonly to: string; readonly reason: string }
+  /** Our clock is off the store's beyond the bound: the claim was given back (`recorded`), nothing sent. */
+  | {
+      readonly kind: 'refused';
+      readonly why: 'clock_skew';
+      readonly detail: string;
+      readonly recorded: boolean;
+    }
   | {
       readonly kind: 'sent';
       readonly outcome: SendOutcome['kind'];
@@ -49,7 +63,8 @@ export async function dispatchNotification(
 ): Promise<DispatchReport> {
   const stored = await deps.store.get(idempotencyKey);
   if (!stored) return { kind: 'missing' };
-  const decision = decideDispatch(stored.record, deps.clock.now(), deps.policy, deps.owner);
+  // The later of our clock and the store's: a slow clock must not see a live token in a dead one.
+  const decision = decideDispatch(stored.record, checkedClock(deps).now, deps.policy, deps.owner);
   if (decision.kind === 'skip') return { kind: 'skipped', why: decision.why, state: stored.record.state };
   if (decision.kind === 'transition') {
     const written = await write(deps, stored.record, decision.intent);
@@ -74,8 +89,15 @@ export async function dispatchNotification(
   const claimed = await write(deps, stored.record, decision.intent);
   if (!claimed) return lost('claim');
 
+  // Checked against the freshest server time (the claim's own answer) before the attempt: beyond
+  // the bound nothing is sent, and the claim is given back with the reason.
+  const clock = checkedClock(deps);
   // The time budget starts now, not at the decision: the claim write itself may have been slow.
-  const callStart = deps.clock.now();
+  const callStart = clock.now;
+  if (clock.kind === 'beyond_bound') {
+    const written = await write(deps, claimed, abandonClaim(claimed, callStart, clock.detail));
+    return { kind: 'refused', why: 'clock_skew', detail: clock.detail, recorded: written !== undefined };
+  }
   // Never past the call deadline the claim recorded: absence reads and list-lag allowances count
   // from it, so a call may not outlast it (the claim budgets for its own write, so a slow one still fits).
   const callEnd = Math.min(
@@ -98,10 +120,14 @@ export async function dispatchNotification(
     body: renderBody(claimed.template, claimed.locale, payload.params),
     // The provider must not deliver a stale reset: validity = the token's remaining life, never more.
     validityPeriodSeconds: Math.floor((claimed.expiresAt - callStart) / 1000),
-    deadline: callEnd,
+    // The provider times its call on our own clock: the deadline goes back to it.
+    deadline: callEnd - clock.offsetMs,
   });
 
-  const intent = withReceiptGrace(deps, recordSendOutcome(claimed, outcome, deps.clock.now(), deps.policy));
+  const intent = withReceiptGrace(
+    deps,
+    recordSendOutcome(claimed, outcome, checkedClock(deps).now, deps.policy),
+  );
   // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
   const recorded = await write(deps, claimed, intent);
   const detail = 'detail' in outcome ? { detail: outcome.detail } : {};
@@ -129,6 +155,18 @@ async function write(
     result = await deps.store.transition(applied);
   }
   return result.kind === 'written' ? result.record : undefined;
+}
+
+/**
+ * Our clock checked against the store's latest server time: `now` is the later of the two
+ * (deadlines are never passed unnoticed), `offsetMs` what it adds to our own reading.
+ */
+function checkedClock(
+  deps: Pick<DispatchDeps, 'clock' | 'serverTime'>,
+): ClockCheck & { readonly offsetMs: number } {
+  const local = deps.clock.now();
+  const check = checkClock(deps.serverTime?.latestServerTime(), local);
+  return { ...check, offsetMs: check.now - local };
 }
 
 function lost(at: 'claim' | 'transition' | 'outcome'): DispatchReport {

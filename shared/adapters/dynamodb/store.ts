@@ -14,6 +14,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type BudgetCounter, freesAt } from '../../domain/budgets.js';
+import type { Clock } from '../../domain/clock.js';
+import type { ServerTimeSample } from '../../domain/clock-skew.js';
 import type {
   AppliedTransition,
   EpochMs,
@@ -21,6 +23,7 @@ import type {
   NotificationRecord,
 } from '../../domain/notification.js';
 import { isFinal } from '../../domain/notification.js';
+import type { ServerTimeSource } from '../../ports/server-time.js';
 import type {
   AdmitResult,
   DueEntry,
@@ -56,6 +59,7 @@ import {
   WRITE_ID_ATTRIBUTE,
 } from './item-mapping.js';
 import { TableSchema } from './schema.js';
+import { DynamoServerTime } from './server-time.js';
 
 /** Called with the capacity each request consumed (benchmarks and cost figures). */
 export type CapacityListener = (operation: string, capacity: readonly ConsumedCapacity[]) => void;
@@ -65,6 +69,11 @@ export interface DynamoNotificationStoreOptions {
   readonly tableName: string;
   readonly evidenceRetentionDays: number;
   readonly onCapacity?: CapacityListener;
+  /**
+   * Samples the server time of every answer on this clock (docs/design.md#clock-skew); without it
+   * {@link DynamoNotificationStore.latestServerTime} stays undefined.
+   */
+  readonly serverTimeClock?: Clock;
 }
 
 const { partitionKey: PK, sortKey: SK, commandSortKey: CMD } = TableSchema;
@@ -73,13 +82,14 @@ const { partitionKey: PK, sortKey: SK, commandSortKey: CMD } = TableSchema;
 const MAX_ADMIT_ATTEMPTS = 25;
 
 /** The DynamoDB implementation of {@link NotificationStore} (docs/design.md#data). */
-export class DynamoNotificationStore implements NotificationStore {
+export class DynamoNotificationStore implements NotificationStore, ServerTimeSource {
   readonly dueShardCount: number = TableSchema.dueShardCount;
   readonly dueLanes = DUE_LANE_SHARDS;
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly retentionDays: number;
   private readonly onCapacity: CapacityListener | undefined;
+  private readonly serverTime: DynamoServerTime | undefined;
 
   constructor(options: DynamoNotificationStoreOptions) {
     this.doc = DynamoDBDocumentClient.from(options.client, {
@@ -88,6 +98,14 @@ export class DynamoNotificationStore implements NotificationStore {
     this.table = options.tableName;
     this.retentionDays = options.evidenceRetentionDays;
     this.onCapacity = options.onCapacity;
+    this.serverTime = options.serverTimeClock
+      ? new DynamoServerTime(options.serverTimeClock).install(options.client)
+      : undefined;
+  }
+
+  /** The latest server time an answer carried (the `Date` header), when sampling is on. */
+  latestServerTime(): ServerTimeSample | undefined {
+    return this.serverTime?.latestServerTime();
   }
 
   /** A read: transient DynamoDB faults become {@link StoreUnavailableError}, others pass unchanged. */
