@@ -4,6 +4,15 @@ export default defineConfig({
   test: {
     // The SDK warns that Node 20 support ends in 2027; the Lambda runtime is Node 24.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // `npm test` runs with --coverage: a floor on the product code (shared/), a little under what the
+    // unit project alone measured on 2 December 2026 (statements 80.4 %, branches 74.3 %, functions
+    // 79.1 %, lines 81.9 %); the integration project only adds to it. Targeted runs skip coverage.
+    coverage: {
+      provider: 'v8',
+      include: ['shared/**/*.ts'],
+      reporter: ['text-summary'],
+      thresholds: { statements: 78, branches: 72, functions: 77, lines: 80 },
+    },
     projects: [
       {
         extends: true,
