@@ -245,21 +245,26 @@ describe('least privilege per provider', () => {
     });
   });
 
-  it('simulator: no provider permissions at all', () => {
-    const { template } = synthTemplate({
-      provider: { kind: 'simulator', baseUrl: 'https://sim.example.test' },
-    });
+  it('simulator: no provider permissions, only its auth token secret besides the fingerprint key', () => {
+    const tokenArn = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:simulator-token-AbCdEf';
+    const { template } = synthTemplate((stack) => ({
+      provider: {
+        kind: 'simulator',
+        baseUrl: 'https://sim.example.test',
+        authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Token', tokenArn),
+      },
+    }));
     const statements = statementsByFunction(template);
     for (const list of Object.values(statements)) {
       const actions = allActions(list);
       expect(actions).not.toContain('sns:Publish');
       expect(actions).not.toContain('logs:FilterLogEvents');
     }
-    // The only secret anyone reads is the generated fingerprint key.
+    // Besides the generated fingerprint key, the only secret anyone reads is the simulator's token.
     const fingerprintKey = Object.keys(template.findResources('AWS::SecretsManager::Secret'));
     for (const list of Object.values(statements)) {
       for (const resource of allowing(list, 'secretsmanager:GetSecretValue').flatMap(resourcesOf)) {
-        expect(fingerprintKey).toContain(referencedId(resource));
+        if (resource !== tokenArn) expect(fingerprintKey).toContain(referencedId(resource));
       }
     }
   });

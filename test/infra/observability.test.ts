@@ -1,5 +1,5 @@
 import { runSimulation } from '@cloud-copilot/iam-simulate';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -583,7 +583,20 @@ describe.each([
       },
     },
   ],
-  ['simulator', { provider: { kind: 'simulator', baseUrl: 'https://sim.example.test' } }],
+  [
+    'simulator',
+    (stack: Stack): ResetNotifierProps => ({
+      provider: {
+        kind: 'simulator',
+        baseUrl: 'https://sim.example.test',
+        authTokenSecret: Secret.fromSecretCompleteArn(
+          stack,
+          'Token',
+          'arn:aws:secretsmanager:eu-west-1:111111111111:secret:simulator-token-AbCdEf',
+        ),
+      },
+    }),
+  ],
   ['twilio', 'twilio'],
 ] as const)('alarm topic and its key, evaluated as IAM would (provider %s)', (_name, variant) => {
   let policies: ReturnType<typeof alarmTopicPolicies>;
@@ -602,7 +615,7 @@ describe.each([
               ),
             },
           }))
-        : synthTemplate(variant as ResetNotifierProps);
+        : synthTemplate(variant as ResetNotifierProps | ((stack: Stack) => ResetNotifierProps));
     policies = alarmTopicPolicies(template);
   }, SYNTH_TIMEOUT_MS);
 

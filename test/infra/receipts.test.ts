@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Template } from 'aws-cdk-lib/assertions';
+import { Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RECEIPTS_THROTTLE_FACTOR } from '../../infra/constructs/api.js';
@@ -168,4 +168,58 @@ describe('cdk-nag with a Twilio provider', () => {
       .map((r) => r.Properties.RouteKey);
     expect(routeKeys).toContain(ROUTE_KEY);
   }, 60_000);
+});
+
+describe('provider simulator: no public route keyed with a well-known token', () => {
+  const simulatorContext = {
+    [CONTEXT_KEYS.provider]: 'simulator',
+    [CONTEXT_KEYS.simulatorBaseUrl]: 'https://sim.example.test',
+  };
+
+  it('synth refuses it without the auth token secret, naming the context key', () => {
+    // Prepare
+    const app = testApp({ context: simulatorContext });
+
+    // Act
+    const synth = () => defineApp(app, { code: stubCode() });
+
+    // Assess
+    expect(synth).toThrow(new RegExp(`context ${CONTEXT_KEYS.twilioAuthTokenSecretArn} is required`));
+  });
+
+  it('props without authTokenSecret are refused too', () => {
+    expect(() =>
+      synthTemplate({ provider: { kind: 'simulator', baseUrl: 'https://sim.example.test' } as never }),
+    ).toThrow(/provider \(simulator\) needs authTokenSecret/);
+  });
+
+  it(
+    'with the secret: every function that checks or makes Twilio requests reads it; no token in any environment',
+    () => {
+      // Prepare
+      const app = testApp({
+        context: { ...simulatorContext, [CONTEXT_KEYS.twilioAuthTokenSecretArn]: secretArn },
+      });
+
+      // Act
+      const template = Template.fromStack(defineApp(app, { code: stubCode() }));
+
+      // Assess
+      template.resourcePropertiesCountIs('AWS::ApiGatewayV2::Route', { RouteKey: ROUTE_KEY }, 1);
+      const receipts = functionByDescription(template, RECEIPTS);
+      expect(envOf(template, RECEIPTS).PROVIDER_AUTH_TOKEN_SECRET_ARN).toBe(secretArn);
+      expect(allActions(statementsOfFunction(template, receipts.logicalId))).toContain(
+        'secretsmanager:GetSecretValue',
+      );
+      for (const description of ['calls the SMS provider once', 'reconciles unknown outcomes', 'HTTP API']) {
+        expect(envOf(template, description).PROVIDER_AUTH_TOKEN_SECRET_ARN, description).toBe(secretArn);
+      }
+      const functions = Object.values(template.findResources('AWS::Lambda::Function')) as Array<{
+        Properties: { Environment?: { Variables?: Props } };
+      }>;
+      for (const fn of functions)
+        expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('PROVIDER_AUTH_TOKEN');
+    },
+    SYNTH_TIMEOUT_MS,
+  );
 });

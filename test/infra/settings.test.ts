@@ -154,7 +154,11 @@ describe('props validation', () => {
       /providerTimeout/,
     ],
     ['batch above the SQS maximum', { senderBatchSize: 11 }, /senderBatchSize/],
-    ['simulator without URL', { provider: { kind: 'simulator', baseUrl: 'sim' } }, /simulator/],
+    [
+      'simulator without URL',
+      { provider: { kind: 'simulator', baseUrl: 'sim', authTokenSecret: {} as never } },
+      /simulator\) needs an http/,
+    ],
     [
       'an invoker that is a user, not a role',
       { apiInvokerPrincipals: ['arn:aws:iam::111111111111:user/x'] },
