@@ -3,8 +3,9 @@ import { buildTwilioProvider, checkTwilioConfig, TWILIO_DESTINATION_FAULTS } fro
 import { TWILIO_CAPABILITIES } from '../twilio/provider.js';
 
 /**
- * The provider simulator (`local/simulator/`): Twilio's API at another base URL, no secret. It is a
- * provider kind of its own so that a test deployment names it; the adapter is Twilio's.
+ * The provider simulator (`local/simulator/`): Twilio's API at another base URL. It is a provider
+ * kind of its own so that a test deployment names it; the adapter is Twilio's. Deployed, its token
+ * comes from a secret like Twilio's (docs/receipts.md#who-is-believed).
  */
 export const simulatorModule: ProviderModule<'simulator'> = {
   kind: 'simulator',
@@ -13,6 +14,7 @@ export const simulatorModule: ProviderModule<'simulator'> = {
     'twilioBaseUrl',
     'twilioAccountSid',
     'twilioAuthToken',
+    'twilioAuthTokenSecret',
     'twilioFrom',
     'twilioMessagingService',
     'twilioStatusCallbackBase',
