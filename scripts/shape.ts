@@ -12,6 +12,7 @@
  * - `unused_exports` / `unused_types` / `unused_files`: knip's findings (`knip.json`).
  *
  * `--list` also prints the offenders under each figure. `--no-knip` skips knip (it takes a few seconds).
+ * Then one `TARGET` line per "no more than" figure of issue 21; `--check` exits 1 when one is over.
  */
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -258,7 +259,18 @@ function knip(): { exports: Finding[]; types: Finding[]; files: string[] } | und
   };
 }
 
+/** Issue 21's "no more than" figures. */
+const TARGETS: Readonly<Record<string, number>> = {
+  'functions_over_80.shared/usecases': 0,
+  'functions_over_150.tooling': 0,
+  'functions_over_200.product_and_tooling': 0,
+  env_names_outside_settings: 0,
+  'provider_kind_branches.infra': 0,
+};
+const measured = new Map<string, number>();
+
 function figure(name: string, value: number, findings: readonly Finding[] = []): void {
+  measured.set(name, value);
   console.log(`FIGURE ${name}=${value}`);
   if (list) for (const f of findings) console.log(`  ${f.file}:${f.line} ${f.what}`);
 }
@@ -334,3 +346,12 @@ if (!args.has('--no-knip')) {
     );
   }
 }
+
+let over = 0;
+for (const [name, limit] of Object.entries(TARGETS)) {
+  const value = measured.get(name) ?? Number.NaN;
+  const ok = value <= limit;
+  if (!ok) over++;
+  console.log(`TARGET ${name}<=${limit} ${ok ? 'met' : 'over'} (${value})`);
+}
+if (args.has('--check') && over > 0) process.exitCode = 1;
