@@ -138,40 +138,67 @@ export async function handleSns(sim: AwsState, req: IncomingMessage, res: Server
 
 const EUM_NS = 'com.amazonaws.pinpointsmsvoicev2';
 
-export async function handleEum(
-  sim: AwsState,
-  req: IncomingMessage,
-  res: ServerResponse,
-  operation: string,
-  raw: string,
-) {
-  let input: Record<string, unknown>;
-  try {
-    input = JSON.parse(raw === '' ? '{}' : raw) as Record<string, unknown>;
-  } catch {
-    return jsonError(res, EUM_NS, 400, 'ValidationException', 'cannot parse', { Reason: 'CANNOT_PARSE' });
-  }
-  if (operation === 'PutMessageFeedback') {
-    const message = typeof input.MessageId === 'string' ? sim.ledger.get(input.MessageId) : undefined;
-    if (message === undefined || message.protocol !== 'eum') {
-      return jsonError(res, EUM_NS, 404, 'ResourceNotFoundException', 'message not found', {
-        ResourceType: 'message',
-      });
-    }
-    message.feedback = String(input.MessageFeedbackStatus ?? '');
-    sim.ledger.persist(message);
-    return sendJson(
-      res,
-      200,
-      { MessageId: message.id, MessageFeedbackStatus: message.feedback },
-      'application/x-amz-json-1.0',
-    );
-  }
-  if (operation !== 'SendTextMessage') {
-    return jsonError(res, EUM_NS, 400, 'ValidationException', `${operation} is not simulated`, {
-      Reason: 'UNKNOWN_OPERATION',
+type EumInput = Record<string, unknown>;
+type EumRefusal = readonly [status: number, name: string, message: string, fields?: Record<string, unknown>];
+
+/** `PutMessageFeedback`: the feedback is kept on the message (the ledger's `feedback`). */
+function putFeedback(sim: AwsState, res: ServerResponse, input: EumInput) {
+  const message = typeof input.MessageId === 'string' ? sim.ledger.get(input.MessageId) : undefined;
+  if (message === undefined || message.protocol !== 'eum') {
+    return jsonError(res, EUM_NS, 404, 'ResourceNotFoundException', 'message not found', {
+      ResourceType: 'message',
     });
   }
+  message.feedback = String(input.MessageFeedbackStatus ?? '');
+  sim.ledger.persist(message);
+  return sendJson(
+    res,
+    200,
+    { MessageId: message.id, MessageFeedbackStatus: message.feedback },
+    'application/x-amz-json-1.0',
+  );
+}
+
+/** The service's refusal of a `SendTextMessage` request, or null for a well-formed one. */
+function refusalOf(sim: AwsState, req: IncomingMessage, input: EumInput): EumRefusal | null {
+  if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) {
+    return [400, 'UnrecognizedClientException', 'The security token included in the request is invalid.'];
+  }
+  const to = input.DestinationPhoneNumber;
+  const body = input.MessageBody;
+  const ttl = input.TimeToLive;
+  if (typeof to !== 'string' || !E164.test(to)) {
+    return [400, 'ValidationException', 'invalid destination', { Reason: 'INVALID_PARAMETER' }];
+  }
+  if (typeof body !== 'string' || body.trim() === '' || [...body].length > EUM_MAX_BODY) {
+    return [400, 'ValidationException', 'invalid message body', { Reason: 'FIELD_VALIDATION_FAILED' }];
+  }
+  if (
+    ttl !== undefined &&
+    !(Number.isInteger(ttl) && (ttl as number) >= EUM_MIN_TTL && (ttl as number) <= EUM_MAX_TTL)
+  ) {
+    return [400, 'ValidationException', 'TimeToLive out of range', { Reason: 'FIELD_VALIDATION_FAILED' }];
+  }
+  if (typeof input.OriginationIdentity !== 'string' || input.OriginationIdentity === '') {
+    return [404, 'ResourceNotFoundException', 'origination identity not found', { ResourceType: 'pool' }];
+  }
+  if (
+    typeof input.ConfigurationSetName !== 'string' ||
+    input.ConfigurationSetName === '' ||
+    (sim.configurationSets !== undefined && !sim.configurationSets.includes(input.ConfigurationSetName))
+  ) {
+    return [
+      404,
+      'ResourceNotFoundException',
+      'configuration set not found',
+      { ResourceType: 'configuration-set' },
+    ];
+  }
+  return null;
+}
+
+/** `SendTextMessage`: refused, faulted, or accepted (with its events scheduled). */
+function sendText(sim: AwsState, req: IncomingMessage, res: ServerResponse, input: EumInput) {
   const context = (input.Context ?? {}) as Record<string, unknown>;
   const reference = typeof context.client_reference === 'string' ? context.client_reference : null;
   const record: RequestRecord = {
@@ -189,40 +216,8 @@ export async function handleEum(
     sim.kernel.log(`send rejected http=${status} ${name} client_reference=${reference ?? '-'}`);
     jsonError(res, EUM_NS, status, name, message, fields);
   };
-  if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) {
-    return fail(400, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
-  }
-  const to = input.DestinationPhoneNumber;
-  const body = input.MessageBody;
-  const ttl = input.TimeToLive;
-  if (typeof to !== 'string' || !E164.test(to)) {
-    return fail(400, 'ValidationException', 'invalid destination', { Reason: 'INVALID_PARAMETER' });
-  }
-  if (typeof body !== 'string' || body.trim() === '' || [...body].length > EUM_MAX_BODY) {
-    return fail(400, 'ValidationException', 'invalid message body', { Reason: 'FIELD_VALIDATION_FAILED' });
-  }
-  if (
-    ttl !== undefined &&
-    !(Number.isInteger(ttl) && (ttl as number) >= EUM_MIN_TTL && (ttl as number) <= EUM_MAX_TTL)
-  ) {
-    return fail(400, 'ValidationException', 'TimeToLive out of range', {
-      Reason: 'FIELD_VALIDATION_FAILED',
-    });
-  }
-  if (typeof input.OriginationIdentity !== 'string' || input.OriginationIdentity === '') {
-    return fail(404, 'ResourceNotFoundException', 'origination identity not found', {
-      ResourceType: 'pool',
-    });
-  }
-  if (
-    typeof input.ConfigurationSetName !== 'string' ||
-    input.ConfigurationSetName === '' ||
-    (sim.configurationSets !== undefined && !sim.configurationSets.includes(input.ConfigurationSetName))
-  ) {
-    return fail(404, 'ResourceNotFoundException', 'configuration set not found', {
-      ResourceType: 'configuration-set',
-    });
-  }
+  const refusal = refusalOf(sim, req, input);
+  if (refusal !== null) return fail(...refusal);
   const plan = sim.faults.takeForSend();
   record.fault = plan?.mode ?? null;
   const next = applySendFault(sim, plan, res, record, (kind) => {
@@ -234,11 +229,12 @@ export async function handleEum(
       });
   });
   if (next === 'handled') return;
+  const ttl = input.TimeToLive;
   const message = accept(
     sim,
     'eum',
-    to,
-    body,
+    input.DestinationPhoneNumber as string,
+    input.MessageBody as string,
     reference,
     typeof ttl === 'number' ? ttl : 259_200,
     next === 'accept_not_sent',
@@ -253,6 +249,29 @@ export async function handleEum(
   if (next === 'accept_then_500') return fail(500, 'InternalServerException', 'Internal Error');
   record.http_status = 200;
   sendJson(res, 200, { MessageId: message.id }, 'application/x-amz-json-1.0');
+}
+
+/** End User Messaging SMS (JSON 1.0): `SendTextMessage` and `PutMessageFeedback`. */
+export async function handleEum(
+  sim: AwsState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  operation: string,
+  raw: string,
+) {
+  let input: EumInput;
+  try {
+    input = JSON.parse(raw === '' ? '{}' : raw) as EumInput;
+  } catch {
+    return jsonError(res, EUM_NS, 400, 'ValidationException', 'cannot parse', { Reason: 'CANNOT_PARSE' });
+  }
+  if (operation === 'PutMessageFeedback') return putFeedback(sim, res, input);
+  if (operation !== 'SendTextMessage') {
+    return jsonError(res, EUM_NS, 400, 'ValidationException', `${operation} is not simulated`, {
+      Reason: 'UNKNOWN_OPERATION',
+    });
+  }
+  return sendText(sim, req, res, input);
 }
 
 const LOGS_NS = 'com.amazonaws.cloudwatchlogs';
