@@ -34,7 +34,7 @@ import { queueFor } from './queue.js';
 import { twilioAuthTokenFor, WELL_KNOWN_TWILIO_AUTH_TOKENS } from './receipts.js';
 import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconcile.js';
 import { cipherFor, fingerprinterFor } from './secrets.js';
-import { storeFor } from './store.js';
+import { serverTimeOf, storeFor } from './store.js';
 
 /**
  * Where handlers record their metrics: Powertools `Metrics` in Lambda (EMF on stdout, which
@@ -96,7 +96,8 @@ function partsOf(config: ServiceConfig, parts: HandlerParts) {
     logger,
     metrics,
     // Every writer's transitions go through this store: final outcomes are counted where they are written.
-    store: () => countingFinalOutcomes(parts.store ?? storeFor(config), metrics, logger),
+    store: (raw: NotificationStore = parts.store ?? storeFor(config)) =>
+      countingFinalOutcomes(raw, metrics, logger),
     queue: () => parts.queue ?? queueFor(config),
     cipher: () => parts.cipher ?? cipherFor(config, clock),
     fingerprinter: fingerprinterOnce,
@@ -166,9 +167,13 @@ export async function composeSender(
 ) {
   const p = partsOf(config, parts);
   const { logger, metrics } = p;
+  // The sender's store samples the server time of its answers: its clock is checked against it
+  // before each provider attempt (docs/design.md#clock-skew).
+  const store = parts.store ?? storeFor(config, undefined, p.clock);
+  const serverTime = serverTimeOf(store);
   const ports: SenderPorts = {
     // The id a provider returned is the only way to find the message again: its write is retried.
-    store: keepProviderMessageIds(p.store(), {
+    store: keepProviderMessageIds(p.store(store), {
       clock: p.clock,
       policy: config.policy,
       onRecovered: (key, how) => logger.warn('provider message id recovered', { idempotency_key: key, how }),
@@ -182,6 +187,7 @@ export async function composeSender(
     policy: config.policy,
     owner: options.owner ?? `sender-${randomUUID()}`,
     receiptGraceMs: config.receiptGraceMs,
+    ...(serverTime ? { serverTime } : {}),
     onReport: (key, report) => {
       logger.info('dispatch', { idempotency_key: key, ...report });
       countSend(metrics, report);
@@ -196,6 +202,7 @@ export async function composeSender(
 
 /** A provider call (and whether its outcome is unknown): the unknown-rate alarm's two series. */
 function countSend(metrics: MetricsSink, report: DispatchReport): void {
+  if (report.kind === 'refused') metrics.addMetric(SERVICE_METRICS.senderClockSkew, MetricUnit.Count, 1);
   if (report.kind !== 'sent') return;
   metrics.addMetric(SERVICE_METRICS.providerSends, MetricUnit.Count, 1);
   if (report.outcome === 'unknown')

@@ -16,7 +16,8 @@ export const SERVICE_METRIC_DIMENSIONS: Readonly<Record<string, string>> = { ser
 /**
  * Metric names, and what records them:
  * - sender, per message: `ProviderSends` (a provider call was made), `ProviderUnknownOutcomes` (its
- *   outcome is unknown), `SenderRecordFailures` (the dispatch threw);
+ *   outcome is unknown), `SenderRecordFailures` (the dispatch threw), `SenderClockSkewRefusals` (its
+ *   clock was off the store's beyond the bound: nothing sent, docs/design.md#clock-skew);
  * - reconciler, per pass: `OldestDispatchUnknownAgeMs`, `OldestDueLagMs` (milliseconds) and
  *   `ReconcileItemErrors`;
  * - reconcile worker, per batch: `ReconcileWorkerItemErrors`, `ReconcilePoisonItems`, `ReconcileParkedItems`;
@@ -32,6 +33,7 @@ export const SERVICE_METRICS = {
   providerSends: 'ProviderSends',
   providerUnknownOutcomes: 'ProviderUnknownOutcomes',
   senderRecordFailures: 'SenderRecordFailures',
+  senderClockSkew: 'SenderClockSkewRefusals',
   oldestDispatchUnknownAge: 'OldestDispatchUnknownAgeMs',
   reconcileItemErrors: 'ReconcileItemErrors',
   admissionRefusals: 'AdmissionRefusals',
