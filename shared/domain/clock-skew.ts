@@ -15,7 +15,11 @@ import { DomainDetail } from './reason-detail.js';
  */
 export const MAX_CLOCK_SKEW_MS = 2_000;
 
-/** The `Date` header's resolution (RFC 9110 section 5.6.7: whole seconds, the fraction truncated). */
+/**
+ * The `Date` header's resolution (RFC 9110 sections 5.6.7, 6.6.1: whole seconds). Taken as truncated;
+ * a server that rounds stamps at most 0.5 s ahead, which can only make a correct clock look 0.5 s
+ * slow, far inside the bound, and leaves the later-clock "now" later still.
+ */
 export const SERVER_DATE_RESOLUTION_MS = 1_000;
 
 /** A sample older than this (on the sender's clock) says nothing: the clock may have been stepped since. */
