@@ -301,8 +301,8 @@ async function composeLocalHandlers(
     provider: runtime.provider,
     // The 'receipt rejected' line says it locally; no EMF line to nowhere.
     countSignatureFailure: () => undefined,
-    // The built-in simulator signs with the well-known token; refused outside this stack.
-    allowWellKnownAuthToken: true,
+    // The simulator signs with the well-known token: believed here with it only (refused in AWS).
+    allowWellKnownAuthToken: config.provider === 'simulator',
   };
   const { onDispatchStep } = options;
   return {
