@@ -324,6 +324,12 @@ export class Observability extends Construct {
         m.senderFailures,
         0,
       ),
+      senderClockSkew: this.alarm(
+        'SenderClockSkew',
+        "a sender's clock is off DynamoDB's beyond the bound: it sends nothing (docs/operations.md#clock-skew)",
+        this.serviceMetric(SERVICE_METRICS.senderClockSkew, 'Sum'),
+        0,
+      ),
       reconcilerFailures: this.alarm(
         'ReconcilerFailures',
         'the reconciler failed a pass or items',

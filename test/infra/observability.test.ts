@@ -128,6 +128,7 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         SERVICE_METRICS.oldestDueLag,
         SERVICE_METRICS.oldestDispatchUnknownAge,
         SERVICE_METRICS.senderRecordFailures,
+        SERVICE_METRICS.senderClockSkew,
         SERVICE_METRICS.reconcileItemErrors,
         SERVICE_METRICS.reconcileWorkerItemErrors,
         SERVICE_METRICS.providerSends,
@@ -414,6 +415,21 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
     });
   });
 
+  it('alarms on any clock-skew refusal of a sender in the service namespace (docs/design.md#clock-skew)', () => {
+    // Act
+    const alarm = alarmAbout("a sender's clock is off DynamoDB's");
+
+    // Assess
+    expect(alarm).toMatchObject({
+      MetricName: SERVICE_METRICS.senderClockSkew,
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+      ...EMF,
+    });
+  });
+
   it('alarms on SNS SMS spend for the month, at the configured amount', () => {
     // Act
     const alarm = alarmAbout('SMS spend');
@@ -446,6 +462,7 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         'apiErrors',
         'forwarderErrors',
         'senderErrors',
+        'senderClockSkew',
         'reconcilerFailures',
         'forwarderIteratorAge',
         'reconcilerStalled',
@@ -466,7 +483,7 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         'zeroSmsOutcomes',
       ].sort(),
     );
-    expect(alarms).toHaveLength(24);
+    expect(alarms).toHaveLength(25);
   });
 
   it('has a dashboard that shows every alarm', () => {
