@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import { settingsEnv } from '../shared/settings.js';
+import { SETTINGS, settingsEnv } from '../shared/settings.js';
 import { fmt, median, percentile, rotate } from './stats.js';
 import { progress, type SectionResult, type TargetResult } from './support.js';
 
@@ -130,7 +130,8 @@ function importOnce(
       env: {
         ...env,
         BENCH_BUNDLE_URL: pathToFileURL(file).href,
-        NODE_OPTIONS: mode === 'lambda (source maps on)' ? '--enable-source-maps' : '',
+        // As the stack sets it for every function, or nothing.
+        ...settingsEnv({ nodeOptions: mode === 'lambda (source maps on)' ? SETTINGS.nodeOptions.aws : '' }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -169,8 +170,8 @@ export async function runColdStart(options: ColdStartOptions): Promise<SectionRe
     const unused = `http://127.0.0.1:${counter.port}`;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...settingsEnv({
+        sdkNodeVersionWarningOff: SETTINGS.sdkNodeVersionWarningOff.local,
         awsRegion: 'us-east-1',
         cipher: 'local',
         localDataKey: randomBytes(32).toString('hex'),
@@ -283,7 +284,7 @@ export async function runColdStart(options: ColdStartOptions): Promise<SectionRe
         },
       ],
       notes: [
-        'Bundled as infra/constructs/service-function.ts does (esbuild, format esm, target node24, minify, mainFields module,main, AWS SDK bundled, createRequire banner, external source map without sources). Lambda sets NODE_OPTIONS=--enable-source-maps; the first import column does too.',
+        `Bundled as infra/constructs/service-function.ts does (esbuild, format esm, target node24, minify, mainFields module,main, AWS SDK bundled, createRequire banner, external source map without sources). Lambda sets ${SETTINGS.nodeOptions.env}=${SETTINGS.nodeOptions.aws}; the first import column does too.`,
         `Imports run on this machine's Node ${process.version} (Lambda runs Node 24 on arm64), with the module-scope work the entry points do (config, keys, SDK clients). Endpoints point at a loopback listener that counted ${connections} connections.`,
       ],
       targets,

@@ -12,6 +12,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { SETTINGS } from '../shared/settings.js';
 import { renderMarkdownTable, renderTable } from './stats.js';
 import { figureLines, load1, machineInfo, progress, type SectionResult } from './support.js';
 
@@ -91,7 +92,7 @@ async function runSection(name: SectionName, endpoint: string, quick: boolean): 
 
 async function main(): Promise<void> {
   // The SDK warns once per client that Node 20 support ends in 2027; Lambda runs Node 24.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  process.env[SETTINGS.sdkNodeVersionWarningOff.env] = SETTINGS.sdkNodeVersionWarningOff.local;
   const options = parseOptions();
   const startedAt = new Date();
   const machine = machineInfo();

@@ -1,5 +1,5 @@
 // The SDK warns that Node 20 support ends in 2027; Lambda runs Node 24. Locally the warning is noise.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+process.env[SETTINGS.sdkNodeVersionWarningOff.env] ??= SETTINGS.sdkNodeVersionWarningOff.local;
 
 import { parseArgs } from 'node:util';
 import { loadLocalConfig } from '../shared/config.js';

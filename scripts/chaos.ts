@@ -3,13 +3,14 @@
  * runs. Prints one summary line per figure and exits non-zero when any invariant fails.
  * See docs/chaos.md.
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
+import { SETTINGS } from '../shared/settings.js';
 import { ALARM_DRILL_MIX, DEFAULT_ALARM_DRILL } from './chaos/alarms.js';
 import { formatSummary, parseChaosArgs, USAGE } from './chaos/cli.js';
 import { runChaos } from './chaos/driver.js';
+
+process.env[SETTINGS.sdkNodeVersionWarningOff.env] ??= SETTINGS.sdkNodeVersionWarningOff.local;
 
 async function main(): Promise<number> {
   let options: ReturnType<typeof parseChaosArgs>;

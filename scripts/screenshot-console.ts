@@ -8,7 +8,9 @@
  *
  * Needs Java (DynamoDB Local) and Debian's `chromium` at /usr/bin/chromium (CHROMIUM_PATH overrides).
  */
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+import { SETTINGS } from '../shared/settings.js';
+
+process.env[SETTINGS.sdkNodeVersionWarningOff.env] ??= SETTINGS.sdkNodeVersionWarningOff.local;
 
 const { Logger } = await import('@aws-lambda-powertools/logger');
 const { chromium } = await import('playwright-core');

@@ -46,8 +46,8 @@ export interface Setting<T = unknown> extends SettingBase<T> {
   readonly localNote?: string;
   /** What AWS runs with: the stack's value, or a note when the stack derives it. */
   readonly aws?: string | number;
-  /** Who reads it: the service's functions (`service`) or the local stack only (`local`). */
-  readonly scope: 'service' | 'local';
+  /** Who reads it: the service's functions, the local stack only, or the operator CLI only. */
+  readonly scope: 'service' | 'local' | 'cli';
 }
 
 /** A deploy-time choice with no variable of its own: read from CDK context by `infra/`. */
@@ -384,6 +384,14 @@ export const SETTINGS = {
     scope: 'service',
     codec: text,
   },
+  nodeOptions: {
+    env: 'NODE_OPTIONS',
+    unit: 'text',
+    aws: '--enable-source-maps',
+    description: "Node.js flags of every function: stack traces point at the bundle's sources",
+    scope: 'service',
+    codec: text,
+  },
   // The provider.
   provider: {
     env: 'PROVIDER',
@@ -681,6 +689,47 @@ export const SETTINGS = {
     scope: 'local',
     codec: enabled,
   },
+  sdkNodeVersionWarningOff: {
+    env: 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
+    unit: 'text',
+    local: 'true',
+    description:
+      "set by `npm start`, the CLI, the chaos run and the benchmarks: the AWS SDK's Node 20 end-of-support notice is noise there",
+    scope: 'local',
+    codec: text,
+  },
+  // The operator CLI only (docs/operations.md); it also reads the service's table, queue and endpoint rows.
+  awsProfile: {
+    env: 'AWS_PROFILE',
+    unit: 'text',
+    description: "the SDK's profile; set without an endpoint, the CLI targets AWS",
+    scope: 'cli',
+    codec: text,
+  },
+  cliDlqUrl: {
+    env: 'DLQ_URL',
+    unit: 'url',
+    localNote: 'looked up as `<table>-dispatch-dlq`',
+    description: "the dispatch queue's dead-letter queue (`--dlq-url`)",
+    scope: 'cli',
+    codec: text,
+  },
+  cliQueueName: {
+    env: 'QUEUE_NAME',
+    unit: 'text',
+    localNote: '`<table>-dispatch`',
+    description: 'the dispatch queue looked up when no URL is given',
+    scope: 'cli',
+    codec: text,
+  },
+  cliDlqName: {
+    env: 'DLQ_NAME',
+    unit: 'text',
+    localNote: '`<queue>-dlq`',
+    description: 'the dead-letter queue looked up when no URL is given',
+    scope: 'cli',
+    codec: text,
+  },
   // The simulators run alone (`npx tsx local/simulator/main.ts`, `local/simulator/aws/main.ts`).
   simHost: {
     env: 'SIM_HOST',
@@ -956,6 +1005,13 @@ export function renderConfigurationDoc(): string {
     '',
     'A simulator run alone (`npx tsx local/simulator/main.ts`, `local/simulator/aws/main.ts`) reads',
     '`SIM_PORT`, the `SIM_*` rows, `FINGERPRINT_KEY` and `PROVIDER_AUTH_TOKEN`.',
+    '',
+    '## The operator CLI only',
+    '',
+    'Besides `TABLE_NAME`, `DISPATCH_QUEUE_URL`, `AWS_REGION` and the endpoints above:',
+    '',
+    ...header,
+    ...rows('cli'),
     '',
     '## Deploy time only (CDK context)',
     '',

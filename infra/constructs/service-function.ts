@@ -4,6 +4,7 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { SETTINGS, settingsEnv } from '../../shared/settings.js';
 import { acknowledge } from './nag.js';
 
 /** Props of {@link ServiceFunction}: what differs between the service's functions. */
@@ -70,7 +71,7 @@ export class ServiceFunction extends NodejsFunction {
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
       projectRoot: props.projectRoot,
       depsLockFilePath: props.depsLockFilePath,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      environment: { ...settingsEnv({ nodeOptions: SETTINGS.nodeOptions.aws }), ...props.environment },
       bundling: {
         format: OutputFormat.ESM,
         target: 'node24',

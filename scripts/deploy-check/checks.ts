@@ -12,6 +12,7 @@ import {
   ListSMSSandboxPhoneNumbersCommand,
   type SNSClient,
 } from '@aws-sdk/client-sns';
+import { SETTINGS } from '../../shared/settings.js';
 
 /**
  * The account prerequisites `npm run deploy:check` can read with the SDK, each with what to do.
@@ -252,7 +253,7 @@ function unreadable(check: string, error: unknown): Finding {
     action: denied
       ? 'Run with credentials that may read SNS SMS attributes (sns:GetSMSAttributes, sns:GetSMSSandboxAccountStatus, sns:ListSMSSandboxPhoneNumbers) and End User Messaging (sms-voice:Describe*).'
       : noCredentials
-        ? 'No AWS credentials found: aws configure / aws sso login, or set AWS_PROFILE, then run again.'
+        ? `No AWS credentials found: aws configure / aws sso login, or set ${SETTINGS.awsProfile.env}, then run again.`
         : 'Check the region and your network, then run again.',
   };
 }

@@ -77,7 +77,7 @@ export function chooseMode(options: GlobalOptions, env: Env): 'local' | 'aws' {
     read(SETTINGS.sqsEndpoint)
   )
     return 'local';
-  if (env.AWS_PROFILE || read(SETTINGS.awsRegion)) return 'aws';
+  if (read(SETTINGS.awsProfile) || read(SETTINGS.awsRegion)) return 'aws';
   return 'local';
 }
 
@@ -95,8 +95,8 @@ export async function resolveConnection(options: GlobalOptions, env: Env = proce
   }
   const keys = options.dataDir ? await readLocalKeys(options.dataDir) : undefined;
   const queueUrl = options.queueUrl ?? read(SETTINGS.dispatchQueueUrl);
-  const dlqUrl = options.dlqUrl ?? env.DLQ_URL;
-  const queueName = env.QUEUE_NAME ?? `${tableName}-dispatch`;
+  const dlqUrl = options.dlqUrl ?? read(SETTINGS.cliDlqUrl);
+  const queueName = read(SETTINGS.cliQueueName, `${tableName}-dispatch`);
   const overrides: Record<string, string | undefined> = settingsEnv({
     tableName,
     dispatchQueueUrl: queueUrl || undefined,
@@ -125,7 +125,7 @@ export async function resolveConnection(options: GlobalOptions, env: Env = proce
     ...(queueUrl ? { queueUrl } : {}),
     ...(dlqUrl ? { dlqUrl } : {}),
     queueName,
-    dlqName: env.DLQ_NAME ?? `${queueName}-dlq`,
+    dlqName: read(SETTINGS.cliDlqName, `${queueName}-dlq`),
   };
 }
 

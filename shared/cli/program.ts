@@ -26,6 +26,7 @@ import { runReconcile } from './reconcile.js';
 import { runStatus } from './status.js';
 
 const REGION = SETTINGS.awsRegion.env;
+const PROFILE = SETTINGS.awsProfile.env;
 
 /** The process around the CLI, injectable so tests run it in-process. */
 export interface CliIo {
@@ -114,11 +115,11 @@ function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Comman
       'Operator and auditor tools for reset-notifier. Reads never trigger work.\n' +
         `Targets the local stack of \`npm start\` by default (DynamoDB ${LOCAL_DEFAULTS.dynamodbEndpoint}, ` +
         `SQS ${LOCAL_DEFAULTS.sqsEndpoint}, table ${LOCAL_DEFAULTS.tableName});\n` +
-        `AWS with --aws, or when AWS_PROFILE or ${REGION} is set and no endpoint is.`,
+        `AWS with --aws, or when ${PROFILE} or ${REGION} is set and no endpoint is.`,
     )
     .version('0.1.0')
-    .option('--aws', `use AWS with the default credential chain (AWS_PROFILE, ${REGION}, SSO, roles)`)
-    .option('--local', `use the local stack even when AWS_PROFILE or ${REGION} is set`)
+    .option('--aws', `use AWS with the default credential chain (${PROFILE}, ${REGION}, SSO, roles)`)
+    .option('--local', `use the local stack even when ${PROFILE} or ${REGION} is set`)
     .option(
       '--table <name>',
       `DynamoDB table (env ${SETTINGS.tableName.env}; local default ${LOCAL_DEFAULTS.tableName})`,
@@ -136,7 +137,10 @@ function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Comman
       '--queue-url <url>',
       `dispatch queue URL (env ${SETTINGS.dispatchQueueUrl.env}; else looked up as <table>-dispatch)`,
     )
-    .option('--dlq-url <url>', 'dead-letter queue URL (env DLQ_URL; else looked up as <table>-dispatch-dlq)')
+    .option(
+      '--dlq-url <url>',
+      `dead-letter queue URL (env ${SETTINGS.cliDlqUrl.env}; else looked up as <table>-dispatch-dlq)`,
+    )
     .option(
       '--data-dir <dir>',
       "the local stack's --data-dir: its local-keys.json gives reconcile --now the keys",
