@@ -184,7 +184,7 @@ export async function runColdStart(options: ColdStartOptions): Promise<SectionRe
         twilioBaseUrl: unused,
       }),
       // Logger output would land in the pipe: keep the process quiet.
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      ...settingsEnv({ powertoolsLogLevel: 'SILENT' }),
     };
 
     progress(`cold-start: ${runs} fresh imports per bundle and mode, round-robin`);

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { SETTINGS } from '../shared/settings.js';
+import { SETTINGS, settingsEnv } from '../shared/settings.js';
 import { ALARM_DRILL_MIX, DEFAULT_ALARM_DRILL } from './chaos/alarms.js';
 import { formatSummary, parseChaosArgs, USAGE } from './chaos/cli.js';
 import { runChaos } from './chaos/driver.js';
@@ -38,10 +38,10 @@ async function main(): Promise<number> {
   let passed = result.passed;
   if (options.modelRuns > 0) {
     // The same model-based tests as `npm test`, with more runs per property.
-    console.log(`model: running test/unit/model with MODEL_RUNS=${options.modelRuns}`);
+    console.log(`model: running test/unit/model with ${SETTINGS.modelRuns.env}=${options.modelRuns}`);
     const model = spawnSync('npx', ['vitest', 'run', '--project', 'unit', 'test/unit/model'], {
       stdio: 'inherit',
-      env: { ...process.env, MODEL_RUNS: String(options.modelRuns) },
+      env: { ...process.env, ...settingsEnv({ modelRuns: options.modelRuns }) },
     });
     console.log(`model: ${model.status === 0 ? 'PASS' : 'FAIL'} (${options.modelRuns} runs per property)`);
     passed &&= model.status === 0;

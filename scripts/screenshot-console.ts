@@ -17,7 +17,7 @@ const { chromium } = await import('playwright-core');
 const { createConsoleRoute } = await import('../local/console/route.js');
 const { freePort } = await import('../local/dynamodb-local.js');
 const { startLocalStack } = await import('../local/stack.js');
-const { settingsEnv } = await import('../shared/settings.js');
+const { readSetting, settingsEnv } = await import('../shared/settings.js');
 
 const out = process.argv[2] ?? 'docs/console.png';
 const tableName = 'reset-notifier';
@@ -84,7 +84,7 @@ try {
   await waitFor('reset-91d2aa', ['dispatch_unknown']);
 
   const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: readSetting(process.env, SETTINGS.chromiumPath),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run'],
   });
   try {

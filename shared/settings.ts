@@ -384,6 +384,14 @@ export const SETTINGS = {
     scope: 'service',
     codec: text,
   },
+  powertoolsLogLevel: {
+    env: 'POWERTOOLS_LOG_LEVEL',
+    unit: 'text',
+    localNote: 'INFO',
+    description: 'the Powertools logger level (`SILENT` quiets a process whose output is measured)',
+    scope: 'service',
+    codec: text,
+  },
   nodeOptions: {
     env: 'NODE_OPTIONS',
     unit: 'text',
@@ -695,6 +703,22 @@ export const SETTINGS = {
     local: 'true',
     description:
       "set by `npm start`, the CLI, the chaos run and the benchmarks: the AWS SDK's Node 20 end-of-support notice is noise there",
+    scope: 'local',
+    codec: text,
+  },
+  modelRuns: {
+    env: 'MODEL_RUNS',
+    unit: 'count',
+    localNote: 'at least 1,000',
+    description: 'runs per property of the model-based tests (`npm run chaos` asks for more)',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  chromiumPath: {
+    env: 'CHROMIUM_PATH',
+    unit: 'text',
+    local: '/usr/bin/chromium',
+    description: 'the Chromium `scripts/screenshot-console.ts` drives for `docs/console.png`',
     scope: 'local',
     codec: text,
   },

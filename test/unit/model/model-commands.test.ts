@@ -4,11 +4,13 @@
  * (every provider fault, crashes at every step), reconciler passes, delivery receipts, provider
  * status outages, throttled store calls and clock jumps. After every command the promise must hold; after a fault-free tail every key is final.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DispatchStep } from '../../../local/faults/dispatch-crash.js';
 import { isFinal } from '../../../shared/domain/notification.js';
 import { dispatchDeadline } from '../../../shared/domain/policy.js';
+import { readSetting, SETTINGS } from '../../../shared/settings.js';
 import {
   breaches,
   createWorld,
@@ -21,7 +23,7 @@ import {
 } from './world.js';
 
 /** Runs per property: at least 1,000 in `npm test`; `MODEL_RUNS` (set by `npm run chaos`) asks for more. */
-const RUNS = Math.max(1_000, Number(process.env.MODEL_RUNS ?? 0) || 0);
+const RUNS = Math.max(1_000, readSetting(process.env, SETTINGS.modelRuns) ?? 0);
 const KEYS = 3;
 
 /** What the model knows: which keys were admitted, with which payload, and their expiry. */

@@ -4,13 +4,15 @@
  * store operation and provider call proceeds. Whatever the interleaving, the promise holds and,
  * after a fault-free tail, every key is final.
  */
+
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DispatchStep } from '../../../local/faults/dispatch-crash.js';
+import { readSetting, SETTINGS } from '../../../shared/settings.js';
 import { breaches, createWorld, drain, requestFor, SEND_FAULTS, T0 } from './world.js';
 
 /** Runs per property: at least 1,000 in `npm test`; `MODEL_RUNS` (set by `npm run chaos`) asks for more. */
-const RUNS = Math.max(1_000, Number(process.env.MODEL_RUNS ?? 0) || 0);
+const RUNS = Math.max(1_000, readSetting(process.env, SETTINGS.modelRuns) ?? 0);
 
 const scenarioArb = fc.record({
   /** From "expires during dispatch" to "plenty of time". */
