@@ -3,6 +3,7 @@ import { clientConfig } from '../../composition/clients.js';
 import type { ServiceConfig } from '../../config.js';
 import type { Clock } from '../../domain/clock.js';
 import { InvalidConfigurationError } from '../../domain/errors.js';
+import { SETTINGS } from '../../settings.js';
 import type { ProviderModule } from '../module.js';
 import { createEumProvider, EUM_CAPABILITIES, EUM_CLIENT_CONFIG, type EumProvider } from './provider.js';
 
@@ -10,7 +11,7 @@ import { createEumProvider, EUM_CAPABILITIES, EUM_CLIENT_CONFIG, type EumProvide
 function buildEumProvider(config: ServiceConfig, clock: Clock): EumProvider {
   if (!config.eumOriginationIdentity || !config.eumConfigurationSet) {
     throw new InvalidConfigurationError(
-      'PROVIDER=eum needs EUM_ORIGINATION_IDENTITY and EUM_CONFIGURATION_SET',
+      `${SETTINGS.provider.env}=eum needs ${SETTINGS.eumOriginationIdentity.env} and ${SETTINGS.eumConfigurationSet.env}`,
     );
   }
   return createEumProvider({

@@ -24,10 +24,16 @@ import {
   type SendOutcome,
 } from '../../domain/provider.js';
 import type { LookupRef, SendCommand, SmsProvider } from '../../ports/sms-provider.js';
+import { SETTINGS } from '../../settings.js';
 import { CANARY_SKEW_MS, createAbsenceWitness } from './absence.js';
 import { classifySend, observeTransportError } from './classification.js';
 import { createTwilioHttp, MAX_TIMER_MS } from './http.js';
 import { createTwilioLookups, inconclusive } from './lookup.js';
+
+// The variables' names, for configuration errors: spelled once, in the settings table.
+const CALLBACK_BASE = SETTINGS.twilioStatusCallbackBase.env;
+const MESSAGING_SERVICE = SETTINGS.twilioMessagingService.env;
+const PROBE_TO = SETTINGS.twilioAbsenceProbeTo.env;
 
 export { CANARY_SKEW_MS } from './absence.js';
 export { bodyCarriesSecret } from './lookup.js';
@@ -156,11 +162,11 @@ export function checkTwilioSettings(settings: {
   const callbackBase = settings.statusCallbackBase?.trim() ?? '';
   if (callbackBase === '') {
     throw new InvalidConfigurationError(
-      'a Twilio provider needs PROVIDER_STATUS_CALLBACK_BASE (the public URL of POST /v1/receipts/twilio): without it no status callback can reach us',
+      `a Twilio provider needs ${CALLBACK_BASE} (the public URL of POST /v1/receipts/twilio): without it no status callback can reach us`,
     );
   }
   if (!URL.canParse(callbackBase) || !/^https?:$/.test(new URL(callbackBase).protocol)) {
-    throw new InvalidConfigurationError('PROVIDER_STATUS_CALLBACK_BASE must be an http(s) URL');
+    throw new InvalidConfigurationError(`${CALLBACK_BASE} must be an http(s) URL`);
   }
   const from = settings.from === undefined || settings.from === '' ? undefined : settings.from;
   const messagingServiceSid =
@@ -168,11 +174,11 @@ export function checkTwilioSettings(settings: {
       ? undefined
       : settings.messagingServiceSid;
   if (messagingServiceSid !== undefined && !MESSAGING_SERVICE_SID.test(messagingServiceSid)) {
-    throw new InvalidConfigurationError('PROVIDER_MESSAGING_SERVICE_SID must match ^MG[0-9a-fA-F]{32}$');
+    throw new InvalidConfigurationError(`${MESSAGING_SERVICE} must match ^MG[0-9a-fA-F]{32}$`);
   }
   if (from === undefined && messagingServiceSid === undefined) {
     throw new InvalidConfigurationError(
-      'a Twilio provider needs a sender: PROVIDER_FROM or PROVIDER_MESSAGING_SERVICE_SID',
+      `a Twilio provider needs a sender: ${SETTINGS.twilioFrom.env} or ${MESSAGING_SERVICE}`,
     );
   }
   const absenceProbeTo =
@@ -180,12 +186,12 @@ export function checkTwilioSettings(settings: {
       ? undefined
       : settings.absenceProbeTo;
   if (absenceProbeTo !== undefined && !/^\+[1-9]\d{6,14}$/.test(absenceProbeTo)) {
-    throw new InvalidConfigurationError('PROVIDER_ABSENCE_PROBE_TO must be an E.164 number');
+    throw new InvalidConfigurationError(`${PROBE_TO} must be an E.164 number`);
   }
   if (absenceProbeTo !== undefined && messagingServiceSid === undefined) {
     // Twilio schedules only with a messaging service; without one it would send the probe at once.
     throw new InvalidConfigurationError(
-      'PROVIDER_ABSENCE_PROBE_TO needs PROVIDER_MESSAGING_SERVICE_SID: Twilio schedules messages only through a messaging service',
+      `${PROBE_TO} needs ${MESSAGING_SERVICE}: Twilio schedules messages only through a messaging service`,
     );
   }
   return { callbackBase, from, messagingServiceSid, absenceProbeTo };

@@ -20,7 +20,6 @@ const ROOMS = ['shared', 'infra', 'local', 'scripts', 'bench'];
  * (issue 21: providers and proof tooling are being reshaped in parallel workstreams.)
  */
 const NOT_YET: Readonly<Record<string, string>> = {
-  'shared/providers/': 'provider modules (issue 21 item 2): their configuration errors name variables',
   'scripts/examples/': "client examples read the SDK's AWS_REGION as any caller would",
   'shared/client/': 'the client package: constants of its own that share a spelling, no settings',
 };
