@@ -1,3 +1,5 @@
+import { IDEMPOTENCY_KEY_PATTERN } from './idempotency-key.js';
+
 /** The classified result of a send: one of four, and "unknown" whenever in doubt. */
 export type SendOutcome =
   | { readonly kind: 'accepted'; readonly messageId: string }
@@ -97,7 +99,11 @@ export function parseClientReference(
   if (hash <= 0) return undefined;
   const attempt = reference.slice(hash + 1);
   if (!/^[1-9]\d{0,5}$/.test(attempt)) return undefined;
-  return { idempotencyKey: reference.slice(0, hash), attempt: Number(attempt) };
+  // A key no command can have (over the key's length, or naming the table's own items) is
+  // refused here, so no receipt path reads the store with it (docs/abuse-limits.md#bad-input).
+  const idempotencyKey = reference.slice(0, hash);
+  if (!IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey)) return undefined;
+  return { idempotencyKey, attempt: Number(attempt) };
 }
 
 /**

@@ -8,7 +8,6 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Clock } from '../domain/clock.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { parseClientReference } from '../domain/provider.js';
 import {
@@ -174,8 +173,7 @@ function signatureRefusal(
  * store refuses, or with a `#`, naming the table's own items) is unknown without a read.
  */
 function namesACommand(reference: string): boolean {
-  const parsed = parseClientReference(reference);
-  return parsed !== undefined && IDEMPOTENCY_KEY_PATTERN.test(parsed.idempotencyKey);
+  return parseClientReference(reference) !== undefined;
 }
 
 function header(event: APIGatewayProxyEventV2, name: string): string | undefined {

@@ -110,6 +110,16 @@ describe('End User Messaging events', () => {
       aNotification(anEvent({ context: { client_reference: 'campaign-7' } })),
       'foreign_client_reference',
     ],
+    [
+      'a reference whose key no command can have (over 255 characters: was a store read that DynamoDB refuses)',
+      aNotification(anEvent({ context: { client_reference: `${'k'.repeat(2100)}#1` } })),
+      'foreign_client_reference',
+    ],
+    [
+      "a reference naming the table's own items",
+      aNotification(anEvent({ context: { client_reference: '_control#reconciler#1' } })),
+      'foreign_client_reference',
+    ],
   ])('rejects %s', (_name, notification, why) => {
     expect(parseEumNotification(notification, TOPIC)).toMatchObject({ kind: 'rejected', why });
   });
