@@ -3,6 +3,9 @@
  * of bounded cost. Pure; the HTTP layer turns a problem into a field error.
  */
 
+import { domainToUnicode } from 'node:url';
+import { InvalidConfigurationError } from './errors.js';
+
 /** Longest `reset_url` accepted. */
 const MAX_RESET_URL_LENGTH = 512;
 
@@ -13,12 +16,13 @@ export const DEFAULT_MAX_SMS_SEGMENTS = 3;
 const UNSAFE_CHARACTER = /[\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
 /**
- * Why `raw` is not an acceptable reset URL, or undefined when it is: https only, no userinfo,
- * nothing invisible or direction-changing (it would mislead the reader of the SMS), at most
- * {@link MAX_RESET_URL_LENGTH} characters, and, when `allowedHosts` is not empty, one of those hosts.
- * The message never echoes the value.
+ * Why `raw` is not an acceptable reset URL by its shape alone, or undefined when it is: https only,
+ * no userinfo, no explicit port (a link to `:8443` is not the site its name says), nothing invisible
+ * or direction-changing (it would mislead the reader of the SMS), no label that mixes scripts
+ * (a Cyrillic `а` among Latin letters is a homograph), at most {@link MAX_RESET_URL_LENGTH}
+ * characters. The deployment's host rules are {@link resetUrlProblem}'s. The message never echoes the value.
  */
-export function resetUrlProblem(raw: string, allowedHosts: readonly string[] = []): string | undefined {
+export function resetUrlShapeProblem(raw: string): string | undefined {
   if (raw.length > MAX_RESET_URL_LENGTH) return `must be at most ${MAX_RESET_URL_LENGTH} characters`;
   if (UNSAFE_CHARACTER.test(raw)) return 'must not contain whitespace, control or bidi characters';
   let url: URL;
@@ -31,18 +35,118 @@ export function resetUrlProblem(raw: string, allowedHosts: readonly string[] = [
     return 'must be an https URL';
   }
   if (url.username !== '' || url.password !== '') return 'must not contain a user name or password';
-  if (allowedHosts.length > 0 && !allowedHosts.includes(url.hostname))
-    return 'has a host that is not allowed';
+  // WHATWG URL drops a default port (`:443`) and an empty one (`:`): look at what was written.
+  if (writtenPort(raw)) return 'must not contain a port';
+  if (hostProblem(url.hostname) !== undefined) return 'has a host that mixes scripts or is not valid';
   return undefined;
 }
 
-/** Parses `RESET_URL_HOSTS` (comma-separated host names; empty = any host). */
-export function parseHosts(raw: string): string[] {
+/**
+ * Why `raw` is not an acceptable reset URL for this deployment, or undefined when it is: the shape
+ * rules of {@link resetUrlShapeProblem}, an internationalized host (non-ASCII, or written as
+ * `xn--` punycode) only when `allowedHosts` names it exactly, and, when `allowedHosts` is not
+ * empty, one of those hosts. An empty list (the local stack's default) allows any ASCII host.
+ */
+export function resetUrlProblem(raw: string, allowedHosts: readonly string[]): string | undefined {
+  const shape = resetUrlShapeProblem(raw);
+  if (shape !== undefined) return shape;
+  const host = new URL(raw).hostname;
+  if (!allowedHosts.includes(host)) {
+    if (isInternationalized(host)) return 'has an internationalized host that is not on the allow-list';
+    if (allowedHosts.length > 0) return 'has a host that is not allowed';
+  }
+  return undefined;
+}
+
+/** Whether the URL's authority, as written, ends in `:digits` or `:` (after an IPv6 literal's `]`). */
+function writtenPort(raw: string): boolean {
+  const authority = /^https:\/\/([^/\\?#]*)/i.exec(raw)?.[1] ?? '';
+  const hostAndPort = authority.slice(authority.lastIndexOf('@') + 1);
+  return /:\d*$/.test(hostAndPort.slice(hostAndPort.lastIndexOf(']') + 1));
+}
+
+/** A host written with any non-ASCII letter reaches us as `xn--` labels (WHATWG URL's ToASCII). */
+function isInternationalized(host: string): boolean {
+  return host.split('.').some((label) => label.startsWith('xn--'));
+}
+
+// Scripts a host label may combine (UTS #39 "Highly Restrictive": Latin with the scripts written
+// alongside it in Japanese, Chinese and Korean); any other mix is refused.
+const SCRIPTS = [
+  'Latin',
+  'Greek',
+  'Cyrillic',
+  'Armenian',
+  'Hebrew',
+  'Arabic',
+  'Devanagari',
+  'Thai',
+  'Georgian',
+  'Hangul',
+  'Hiragana',
+  'Katakana',
+  'Bopomofo',
+  'Han',
+] as const;
+type Script = (typeof SCRIPTS)[number] | 'Other';
+const SCRIPT_PATTERNS = SCRIPTS.map((script) => [script, new RegExp(`\\p{Script=${script}}`, 'u')] as const);
+const ALLOWED_MIXES: readonly ReadonlySet<Script>[] = [
+  new Set(['Latin', 'Han', 'Hiragana', 'Katakana']),
+  new Set(['Latin', 'Han', 'Bopomofo']),
+  new Set(['Latin', 'Han', 'Hangul']),
+];
+
+/** The script of a letter, or undefined for digits, `-` and combining marks (they go with any script). */
+function scriptOf(char: string): Script | undefined {
+  if (!/\p{L}/u.test(char)) return undefined;
+  return SCRIPT_PATTERNS.find(([, pattern]) => pattern.test(char))?.[0] ?? 'Other';
+}
+
+/** Why a label mixes scripts, judged on its Unicode form (`xn--` decoded), or undefined. */
+function labelProblem(label: string): string | undefined {
+  const unicode = label.startsWith('xn--') ? domainToUnicode(label) : label;
+  if (unicode === '' || unicode.startsWith('xn--')) return 'is not valid punycode';
+  const scripts = new Set([...unicode].map(scriptOf).filter((s): s is Script => s !== undefined));
+  if (scripts.size <= 1) return undefined;
+  if (scripts.has('Other')) return 'mixes scripts';
+  return ALLOWED_MIXES.some((mix) => [...scripts].every((s) => mix.has(s))) ? undefined : 'mixes scripts';
+}
+
+/** Why a host (ASCII form) is refused whatever the allow-list says, or undefined. */
+function hostProblem(host: string): string | undefined {
+  for (const label of host.split('.')) {
+    const problem = labelProblem(label);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * Parses a host allow-list (comma-separated host names, compared in their ASCII form; empty = no
+ * list): each entry a bare host, without port, path or a label that mixes scripts. `name` is the
+ * setting's name for the error.
+ */
+export function parseHosts(raw: string, name: string): string[] {
   return raw
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean)
-    .map((host) => new URL(`https://${host}`).hostname);
+    .map((entry) => {
+      let host: string;
+      try {
+        host = new URL(`https://${entry}`).hostname;
+      } catch {
+        throw new InvalidConfigurationError(`${name}: an entry is not a host name`);
+      }
+      if (/[/:?#@\\*]/.test(entry) || host === '') {
+        throw new InvalidConfigurationError(
+          `${name}: an entry is not a bare host name (no port, path or wildcard)`,
+        );
+      }
+      const problem = hostProblem(host);
+      if (problem !== undefined) throw new InvalidConfigurationError(`${name}: a host ${problem}`);
+      return host;
+    });
 }
 
 // GSM 03.38 default alphabet (without ESC) and its extension table (each costs two septets).

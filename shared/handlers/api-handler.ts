@@ -278,9 +278,9 @@ function smsBodyProblem(
   params: Record<string, string>,
 ): { reason: 'reset_url' | 'sms_segments'; error: { path: string; message: string } } | undefined {
   const url = params.reset_url;
-  const hosts = deps.resetUrlHosts ?? [];
-  if (url !== undefined && hosts.length > 0) {
-    const message = resetUrlProblem(url, hosts);
+  // Always checked: with no allow-list (the local default) an internationalized host is still refused.
+  if (url !== undefined) {
+    const message = resetUrlProblem(url, deps.resetUrlHosts ?? []);
     if (message) return { reason: 'reset_url', error: { path: 'params.reset_url', message } };
   }
   if (deps.maxSmsSegments !== undefined) {

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency-key.js';
-import { resetUrlProblem } from '../domain/sms-body.js';
+import { resetUrlShapeProblem } from '../domain/sms-body.js';
 import { LOCALES, TEMPLATES } from '../domain/templates.js';
 import { canonicalPhone, MAX_PHONE_CHARS, PHONE_FORM_MESSAGE } from './phone.js';
 
@@ -22,11 +22,12 @@ const e164Phone = z
   });
 
 /**
- * The static rules of a reset URL (https, no userinfo, no invisible characters, <= 512 chars);
- * the deployment's host allow-list is checked by the handler, which knows the configuration.
+ * The static rules of a reset URL (https, no userinfo, no port, no invisible characters, no label
+ * mixing scripts, <= 512 chars); the deployment's host allow-list (and whether an internationalized
+ * host is on it) is checked by the handler, which knows the configuration.
  */
 const resetUrl = z.string().superRefine((value, ctx) => {
-  const problem = resetUrlProblem(value);
+  const problem = resetUrlShapeProblem(value);
   if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
 });
 

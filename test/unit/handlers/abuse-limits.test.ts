@@ -40,7 +40,7 @@ function aBody(overrides: Record<string, unknown> = {}): Record<string, unknown>
   };
 }
 
-function aHandler() {
+function aHandler(resetUrlHosts: readonly string[] = ['id.example.com']) {
   const store = new MemoryNotificationStore();
   const refusals: Refusal[] = [];
   const handler = createApiHandler({
@@ -53,7 +53,7 @@ function aHandler() {
     maxExpiryMs: 24 * 3_600_000,
     budgets: { destination: parseDestinationLimits('2/15m'), country: [] },
     destinations: { allowedNumberTypes: DEFAULT_ALLOWED_NUMBER_TYPES, allowedCountries: [] },
-    resetUrlHosts: ['id.example.com'],
+    resetUrlHosts,
     maxSmsSegments: 1,
     logError: () => undefined,
     onRefusal: (refusal) => refusals.push(refusal),
@@ -110,5 +110,28 @@ describe('API abuse limits (memory store, manual clock)', () => {
     expect(JSON.parse(String(long.body)).errors[0].message).toMatch(/2 GSM-7 segments long; at most 1/);
     expect(api.store.records()).toEqual([]);
     expect(api.refusals.map((r) => r.reason)).toEqual(['reset_url', 'sms_segments']);
+  });
+
+  it.each([
+    ['a homograph host (Cyrillic a)', ['paypal.com'], 'https://p\u0430ypal.com/r', /mixes scripts/],
+    ['a homograph host as punycode', [], 'https://xn--pypal-4ve.com/r', /mixes scripts/],
+    ['an explicit port on an allowed host', ['id.example.com'], 'https://id.example.com:8443/r', /port/],
+    [
+      'an internationalized host with no allow-list',
+      [],
+      'https://b\u00FCcher.example/r',
+      /internationalized/,
+    ],
+  ])('refuses %s with 422 and a field error, storing nothing', async (_name, hosts, url, message) => {
+    // Prepare
+    const api = aHandler(hosts);
+    // Act
+    const response = await api.post(aBody({ params: { reset_url: url } }));
+    // Assess
+    expect(response.statusCode).toBe(422);
+    const errors = JSON.parse(String(response.body)).errors;
+    expect(errors).toMatchObject([{ path: 'params.reset_url' }]);
+    expect(errors[0].message).toMatch(message);
+    expect(api.store.records()).toEqual([]);
   });
 });
