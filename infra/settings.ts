@@ -363,7 +363,7 @@ function resolveAbuseLimits(
     parseCountryLimits(written(SETTINGS.countryLimits), 'abuseLimits.countryLimits');
     parseNumberTypes(written(SETTINGS.allowedNumberTypes), 'abuseLimits.allowedNumberTypes');
     parseCountries(written(SETTINGS.allowedDestinationCountries), 'abuseLimits.allowedDestinationCountries');
-    parseHosts(written(SETTINGS.resetUrlHosts));
+    parseHosts(written(SETTINGS.resetUrlHosts), 'abuseLimits.resetUrlHosts');
   } catch (error) {
     fail((error as Error).message);
   }

@@ -323,7 +323,7 @@ export const SETTINGS = {
     unit: 'list',
     description: 'hosts a `reset_url` may point at (`id.example.com`); default any',
     scope: 'service',
-    codec: parsedBy(parseHosts),
+    codec: parsedBy((raw) => parseHosts(raw, 'RESET_URL_HOSTS')),
   },
   // Where things are.
   tableName: {
