@@ -195,10 +195,11 @@ export const OPENAPI_ROUTES: readonly RouteSpec[] = [
     responses: {
       200: { description: 'Recorded; the current view', body: 'NotificationView' },
       400: error('malformed_json: the body is not valid JSON'),
+      403: error('cross_site_request: a browser request from another origin (Origin, Sec-Fetch-Site)'),
       404: notFound,
       409: error('not_sent: the notification was never sent, so it cannot have been used'),
       413: error('payload_too_large: the body is over 1 KiB'),
-      415: error('unsupported_media_type: a body that is not application/json'),
+      415: error('unsupported_media_type: no Content-Type application/json, an empty body included'),
       422: error('validation_failed: a bad idempotency_key (path.idempotency_key) or confirmed_at'),
       503: unavailable,
     },

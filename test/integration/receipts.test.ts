@@ -214,9 +214,8 @@ describe('the local stack with receipts on the API port', () => {
     const confirm = (k: string, body?: unknown) =>
       fetch(`${pipe.stack.apiUrl}/v1/notifications/${encodeURIComponent(k)}/confirmation`, {
         method: 'POST',
-        ...(body === undefined
-          ? {}
-          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        headers: { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
     await pipe.fault({ mode: 'reject_permanent', count: 1 });
     const rejected = uniqueName('never-sent');
