@@ -16,12 +16,13 @@ import {
 } from '../../domain/provider.js';
 import type { SendCommand, SmsProvider } from '../../ports/sms-provider.js';
 import { markDeparture, type RequestDeparture } from '../request-departure.js';
+import { firstAttemptError, refuseRetries } from '../single-attempt.js';
 import { classifyEumSendError } from './classification.js';
 
 /**
- * The End User Messaging client must not retry `SendTextMessage` by itself: a retry after a lost
- * response can deliver a second SMS. Create it with these settings; {@link createEumProvider}
- * refuses a client that retries.
+ * The End User Messaging client settings: no SDK retries. {@link createEumProvider} makes any client
+ * send each command once whatever its retry configuration (./single-attempt.ts); without retries
+ * configured the SDK also waits no backoff before the refused retry.
  */
 export const EUM_CLIENT_CONFIG = { maxAttempts: 1 } as const;
 
@@ -44,7 +45,7 @@ export const EUM_CAPABILITIES: ProviderCapabilities = {
 
 /** Options of {@link createEumProvider}. */
 export interface EumProviderOptions {
-  /** Created with {@link EUM_CLIENT_CONFIG} (no SDK retries). */
+  /** Best created with {@link EUM_CLIENT_CONFIG}; it gets the single-attempt guard either way. */
   readonly client: PinpointSMSVoiceV2Client;
   /** Phone number, sender id or pool (id or ARN): `EUM_ORIGINATION_IDENTITY`. */
   readonly originationIdentity: string;
@@ -79,7 +80,8 @@ export interface EumProvider extends SmsProvider {
 /**
  * AWS End User Messaging SMS (`pinpoint-sms-voice-v2` `SendTextMessage`, transactional).
  *
- * - One call per send, bounded by the command's deadline, never retried here.
+ * - One call per send, bounded by the command's deadline, never retried here nor by the SDK
+ *   (the client gets the single-attempt guard, whatever its retry settings).
  * - `TimeToLive` = the token's remaining life: End User Messaging stops trying to hand the message
  *   off when it ends (and says so with `TEXT_TTL_EXPIRED`). Under the API's minimum of 5 s no call
  *   is made: the token would outlive nothing worth sending.
@@ -99,26 +101,14 @@ export function createEumProvider(options: EumProviderOptions): EumProvider {
   if (options.maxPrice !== undefined && !/^\d{1,4}(\.\d{1,5})?$/.test(options.maxPrice)) {
     throw new InvalidConfigurationError('eum maxPrice must be a decimal amount in USD, e.g. 0.05');
   }
-  let retryCheck: Promise<void> | undefined;
-  const ensureNoSdkRetries = async () => {
-    const maxAttempts = await client.config.maxAttempts();
-    if (maxAttempts !== 1) {
-      throw new InvalidConfigurationError(
-        `the End User Messaging client must be created with maxAttempts: 1 (got ${maxAttempts}); SDK retries can send an SMS twice`,
-      );
-    }
-  };
+  // By construction, not by reading maxAttempts: a retryStrategy bypasses that setting.
+  refuseRetries(client);
 
   return {
     name: 'eum',
     capabilities: EUM_CAPABILITIES,
 
     async send(command: SendCommand): Promise<SendOutcome> {
-      retryCheck ??= ensureNoSdkRetries().catch((error: unknown) => {
-        retryCheck = undefined;
-        throw error;
-      });
-      await retryCheck;
       if (!Number.isFinite(command.validityPeriodSeconds)) {
         return { kind: 'not_sent_permanent', detail: 'eum:invalid_validity_period' };
       }
@@ -163,7 +153,7 @@ export function createEumProvider(options: EumProviderOptions): EumProvider {
         return { kind: 'accepted', messageId: result.MessageId };
       } catch (error) {
         if (abort.signal.aborted) return deadlineOutcome(departure);
-        const classified = classifyEumSendError(error);
+        const classified = classifyEumSendError(firstAttemptError(error));
         return classified.kind === 'unknown'
           ? { kind: 'unknown', detail: classified.detail, timedOut: classified.timedOut }
           : { kind: classified.kind, detail: classified.detail };
@@ -189,7 +179,7 @@ export function createEumProvider(options: EumProviderOptions): EumProvider {
         );
         return { kind: 'recorded' };
       } catch (error) {
-        return { kind: 'failed', detail: classifyEumSendError(error).detail };
+        return { kind: 'failed', detail: classifyEumSendError(firstAttemptError(error)).detail };
       }
     },
   };

@@ -5,10 +5,10 @@
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { type MessageAttributeValue, PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { Clock } from '../../domain/clock.js';
-import { InvalidConfigurationError } from '../../domain/errors.js';
 import { type LookupOutcome, NO_ABSENCE_PROOF, type SendOutcome } from '../../domain/provider.js';
 import type { LookupRef, SmsProvider } from '../../ports/sms-provider.js';
 import { markDeparture, type RequestDeparture } from '../request-departure.js';
+import { firstAttemptError, refuseRetries } from '../single-attempt.js';
 import { classifySnsPublishError } from './classification.js';
 import { type DeliveryLogOptions, readDeliveryStatuses } from './delivery-logs.js';
 import { TokenBucket } from './rate-limit.js';
@@ -17,9 +17,10 @@ import { TokenBucket } from './rate-limit.js';
 const NO_ID: LookupOutcome = { kind: 'inconclusive', detail: 'sns:no_message_id' };
 
 /**
- * The SNS client must not retry `Publish` by itself: a retry after a lost response can deliver a
- * second SMS. Create it with these settings (`new SNSClient({ ...SNS_CLIENT_CONFIG })`);
- * {@link createSnsProvider} refuses a client that retries.
+ * The SNS client settings: no SDK retries (`new SNSClient({ ...SNS_CLIENT_CONFIG })`).
+ * {@link createSnsProvider} makes any client publish each command once whatever its retry
+ * configuration (../single-attempt.ts); without retries configured the SDK also waits no backoff
+ * before the refused retry.
  */
 export const SNS_CLIENT_CONFIG = { maxAttempts: 1 } as const;
 
@@ -35,7 +36,7 @@ export const DEFAULT_SNS_LOGS_RATE_PER_SECOND = 4;
 
 /** Options of {@link createSnsProvider}. */
 export interface SnsProviderOptions {
-  /** Created with {@link SNS_CLIENT_CONFIG} (no SDK retries). */
+  /** Best created with {@link SNS_CLIENT_CONFIG}; it gets the single-attempt guard either way. */
   readonly sns: SNSClient;
   readonly logs: CloudWatchLogsClient;
   /**
@@ -86,16 +87,8 @@ export interface SnsProvider extends SmsProvider {
  */
 export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
   const { sns, clock } = options;
-  let retryCheck: Promise<void> | undefined;
-
-  const ensureNoSdkRetries = async () => {
-    const maxAttempts = await sns.config.maxAttempts();
-    if (maxAttempts !== 1) {
-      throw new InvalidConfigurationError(
-        `the SNS client must be created with maxAttempts: 1 (got ${maxAttempts}); SDK retries can send an SMS twice`,
-      );
-    }
-  };
+  // By construction, not by reading maxAttempts: a retryStrategy bypasses that setting.
+  refuseRetries(sns);
 
   const limiter = new TokenBucket(options.logsRatePerSecond ?? DEFAULT_SNS_LOGS_RATE_PER_SECOND, 1, () =>
     clock.now(),
@@ -161,8 +154,6 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
     capabilities: NO_ABSENCE_PROOF,
 
     async send(command): Promise<SendOutcome> {
-      retryCheck ??= ensureNoSdkRetries();
-      await retryCheck;
       const remainingMs = command.deadline - clock.now();
       if (remainingMs <= 0) return { kind: 'not_sent_retryable', detail: 'sns:deadline_passed' };
 
@@ -197,7 +188,7 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
         return { kind: 'accepted', messageId: result.MessageId };
       } catch (error) {
         if (abort.signal.aborted) return deadlineOutcome(departure);
-        const classified = classifySnsPublishError(error);
+        const classified = classifySnsPublishError(firstAttemptError(error));
         return classified.kind === 'unknown'
           ? { kind: 'unknown', detail: classified.detail, timedOut: classified.timedOut }
           : { kind: classified.kind, detail: classified.detail };

@@ -16,6 +16,7 @@ import {
   EUM_CLIENT_CONFIG,
   type EumProviderOptions,
 } from '../../../shared/providers/eum/index.js';
+import { SINGLE_ATTEMPT_MIDDLEWARE } from '../../../shared/providers/single-attempt.js';
 import { ManualClock } from '../../support/manual-clock.js';
 
 const PHONE = '+14155550123';
@@ -101,11 +102,12 @@ describe('End User Messaging provider: send', () => {
     expect(eum).not.toHaveReceivedCommand(SendTextMessageCommand);
   });
 
-  it('refuses a client that retries by itself', async () => {
-    const clock = new ManualClock();
-    const retrying = provider(clock, { client: new PinpointSMSVoiceV2Client({ region: 'eu-west-1' }) });
-    await expect(retrying.send(command(clock))).rejects.toBeInstanceOf(InvalidConfigurationError);
-    expect(eum).not.toHaveReceivedCommand(SendTextMessageCommand);
+  it('puts the single-attempt guard on any client it is given (retries configured or not: single-attempt.test.ts)', () => {
+    const client = new PinpointSMSVoiceV2Client({ region: 'eu-west-1' });
+    provider(new ManualClock(), { client });
+    expect(client.middlewareStack.identify()).toContainEqual(
+      expect.stringContaining(SINGLE_ATTEMPT_MIDDLEWARE),
+    );
   });
 
   it('refuses to start without an origination identity or configuration set, or with a malformed price', () => {

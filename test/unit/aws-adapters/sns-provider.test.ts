@@ -7,8 +7,8 @@ import {
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import type { LookupRef, SendCommand } from '../../../shared/ports/sms-provider.js';
+import { SINGLE_ATTEMPT_MIDDLEWARE } from '../../../shared/providers/single-attempt.js';
 import {
   chunkForPatterns,
   createSnsProvider,
@@ -115,11 +115,12 @@ describe('SNS provider: send', () => {
     });
   });
 
-  it('refuses a client that retries by itself (a retry after a lost response sends twice)', async () => {
-    const clock = new ManualClock();
-    const retrying = provider(clock, { snsClient: new SNSClient({ region: 'eu-west-1' }) });
-    await expect(retrying.send(command(clock))).rejects.toBeInstanceOf(InvalidConfigurationError);
-    expect(sns).not.toHaveReceivedCommand(PublishCommand);
+  it('puts the single-attempt guard on any client it is given (a retry after a lost response sends twice: single-attempt.test.ts)', () => {
+    const snsClient = new SNSClient({ region: 'eu-west-1' });
+    provider(new ManualClock(), { snsClient });
+    expect(snsClient.middlewareStack.identify()).toContainEqual(
+      expect.stringContaining(SINGLE_ATTEMPT_MIDDLEWARE),
+    );
   });
 
   it('does not call SNS once the deadline has passed', async () => {
