@@ -11,7 +11,7 @@ import { parseCountryLimits, parseDestinationLimits } from '../shared/domain/bud
 import { parseHosts } from '../shared/domain/sms-body.js';
 import { parseCountries, parseNumberTypes } from '../shared/http/destination.js';
 import { type ProviderSettings, providerInfra } from '../shared/providers/infra-registry.js';
-import { SETTINGS, type Setting, settingsEnv } from '../shared/settings.js';
+import { CONTEXT_PREFIX, SETTINGS, type Setting, settingsEnv } from '../shared/settings.js';
 import {
   fingerprintKeySource,
   isAccountId,
@@ -58,9 +58,15 @@ export interface AbuseLimitSettings {
   readonly countryLimits?: string;
   /** `ALLOWED_NUMBER_TYPES`: libphonenumber types sent to, or `['ANY']`. @default ['MOBILE', 'FIXED_LINE_OR_MOBILE'] */
   readonly allowedNumberTypes?: readonly string[];
-  /** `ALLOWED_DESTINATION_COUNTRIES`: ISO 3166 alpha-2 region codes. @default - any region */
+  /**
+   * `ALLOWED_DESTINATION_COUNTRIES`: ISO 3166 alpha-2 region codes. Required: a deployment that
+   * sends anywhere is an SMS-pumping relay, so synthesis fails without it.
+   */
   readonly allowedDestinationCountries?: readonly string[];
-  /** `RESET_URL_HOSTS`: the hosts a `reset_url` may point at. @default - any host */
+  /**
+   * `RESET_URL_HOSTS`: the hosts a `reset_url` may point at. Required: a deployment that links
+   * anywhere is a phishing relay, so synthesis fails without it.
+   */
   readonly resetUrlHosts?: readonly string[];
   /** `MAX_SMS_SEGMENTS`: most segments a rendered body may take. @default 3 */
   readonly maxSmsSegments?: number;
@@ -151,6 +157,12 @@ export interface ResetNotifierProps {
    * @default 0.8 (80 % of the $1 limit of a new account)
    */
   readonly smsSpendAlarmUsd?: number;
+  /**
+   * Provider sends in one hour (the service's own `ProviderSends`) that raise an alarm: the spend
+   * alarm of a provider that publishes no spend metric in CloudWatch (Twilio, the simulator).
+   * @default 500
+   */
+  readonly sendsPerHourAlarm?: number;
   /** CloudWatch namespace of the service's log-derived metrics. @default `ResetNotifier/<stack name>` */
   readonly metricsNamespace?: string;
   readonly code?: FunctionCodeSettings;
@@ -196,6 +208,7 @@ export interface ResolvedSettings {
   readonly dispatchUnknownAgeAlarm: Duration;
   readonly unknownOutcomeRateAlarmPercent: number;
   readonly smsSpendAlarmUsd: number;
+  readonly sendsPerHourAlarm: number;
   readonly metricsNamespace: string;
   readonly code: Required<FunctionCodeSettings>;
 }
@@ -302,6 +315,9 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   providerInfra(provider).validate(provider, fail);
   const smsSpendAlarmUsd = props.smsSpendAlarmUsd ?? 0.8;
   if (!(smsSpendAlarmUsd > 0)) fail('smsSpendAlarmUsd must be a positive amount of USD');
+  const sendsPerHourAlarm = props.sendsPerHourAlarm ?? SETTINGS.sendsPerHourAlarm.aws;
+  if (!Number.isInteger(sendsPerHourAlarm) || sendsPerHourAlarm < 1)
+    fail('sendsPerHourAlarm must be a whole number of sends, at least 1');
   validateExternalResources(props, fail);
   const projectRoot = props.code?.projectRoot ?? PACKAGE_ROOT;
   const unknownOutcomeRateAlarmPercent = props.unknownOutcomeRateAlarmPercent ?? 10;
@@ -332,6 +348,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     dispatchUnknownAgeAlarm: props.dispatchUnknownAgeAlarm ?? Duration.minutes(15),
     unknownOutcomeRateAlarmPercent,
     smsSpendAlarmUsd,
+    sendsPerHourAlarm,
     metricsNamespace: props.metricsNamespace ?? `ResetNotifier/${Stack.of(scope).stackName}`,
     code: {
       entryDirectory: props.code?.entryDirectory ?? resolve(projectRoot, 'functions'),
@@ -341,11 +358,36 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   };
 }
 
+/**
+ * A deployed service serves named reset-URL hosts and named countries, never "any": without both
+ * lists synthesis fails, naming the CDK context keys that set them (docs/deploy.md#required-context).
+ */
+function requireAllowLists(limits: AbuseLimitSettings, fail: (message: string) => never): void {
+  const missing = [
+    ...(limits.resetUrlHosts?.length
+      ? []
+      : [['resetUrlHosts', SETTINGS.resetUrlHosts, 'id.example.com'] as const]),
+    ...(limits.allowedDestinationCountries?.length
+      ? []
+      : [['allowedDestinationCountries', SETTINGS.allowedDestinationCountries, 'US,CA'] as const]),
+  ];
+  if (missing.length === 0) return;
+  const keys = missing.map(([, setting]) => `${CONTEXT_PREFIX}${setting.context}`);
+  const examples = missing.map(([, setting, example]) => `-c ${CONTEXT_PREFIX}${setting.context}=${example}`);
+  const props = missing.map(([prop]) => `abuseLimits.${prop}`);
+  fail(
+    `a deployment must name the reset-URL hosts and destination countries it serves: CDK context ${keys.join(' and ')} ` +
+      `${keys.length === 1 ? 'is' : 'are'} required, e.g. cdk deploy ${examples.join(' ')} with your own values ` +
+      `(construct props: ${props.join(', ')}; docs/deploy.md#required-context)`,
+  );
+}
+
 /** Checks the abuse limits with the functions' own parsers and returns their environment variables. */
 function resolveAbuseLimits(
   limits: AbuseLimitSettings,
   fail: (message: string) => never,
 ): Record<string, string> {
+  requireAllowLists(limits, fail);
   // Unset props take the AWS column of the settings table.
   const env = settingsEnv({
     destinationLimits: limits.destinationLimits ?? SETTINGS.destinationLimits.aws,

@@ -118,6 +118,7 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
   const secretArn = get(CONTEXT_KEYS.fingerprintKeySecretArn);
   const alarmEmail = get(CONTEXT_KEYS.alarmEmail);
   const reserved = number(CONTEXT_KEYS.reconcilerReservedConcurrency);
+  const sendsPerHourAlarm = number(CONTEXT_KEYS.sendsPerHourAlarm);
   return {
     provider,
     ...(retentionDays === undefined ? {} : { evidenceRetention: Duration.days(retentionDays) }),
@@ -134,5 +135,6 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
         }),
     ...(alarmEmail === undefined ? {} : { alarmEmail }),
     ...(reserved === undefined ? {} : { reconcilerReservedConcurrency: reserved }),
+    ...(sendsPerHourAlarm === undefined ? {} : { sendsPerHourAlarm }),
   };
 }

@@ -305,7 +305,9 @@ export const SETTINGS = {
     env: 'ALLOWED_DESTINATION_COUNTRIES',
     context: 'allowedDestinationCountries',
     unit: 'list',
-    description: "ISO 3166 region codes (`US,CA`), checked on the number's region; default any",
+    localNote: 'any region',
+    aws: 'required: synth fails without it',
+    description: "ISO 3166 region codes (`US,CA`), checked on the number's region",
     scope: 'service',
     codec: parsedBy((raw) => parseCountries(raw, 'ALLOWED_DESTINATION_COUNTRIES')),
   },
@@ -321,7 +323,10 @@ export const SETTINGS = {
     env: 'RESET_URL_HOSTS',
     context: 'resetUrlHosts',
     unit: 'list',
-    description: 'hosts a `reset_url` may point at (`id.example.com`); default any',
+    localNote: 'any ASCII host',
+    aws: 'required: synth fails without it',
+    description:
+      'hosts a `reset_url` may point at (`id.example.com`); an internationalized host only when listed exactly',
     scope: 'service',
     codec: parsedBy((raw) => parseHosts(raw, 'RESET_URL_HOSTS')),
   },
@@ -856,6 +861,15 @@ export const SETTINGS = {
     description: 'older name of `apiInvokerPrincipals`, read the same way (deprecated)',
     scope: 'deploy',
     codec: list,
+  },
+  sendsPerHourAlarm: {
+    context: 'sendsPerHourAlarm',
+    unit: 'count',
+    aws: 500,
+    description:
+      'provider sends in one hour that page: the spend alarm of a provider with no spend metric in CloudWatch (Twilio, simulator) ([deploy.md](deploy.md#7-alarms))',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
   },
   reconcilerReservedConcurrency: {
     context: 'reconcilerReservedConcurrency',

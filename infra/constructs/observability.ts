@@ -412,7 +412,7 @@ export class Observability extends Construct {
     };
   }
 
-  /** Outcomes the provider left unknown, forged or misconfigured receipts, and SMS spend. */
+  /** Outcomes the provider left unknown, forged or misconfigured receipts, and SMS spend (or sends per hour). */
   private providerAlarms(
     settings: ResolvedSettings,
     m: ReturnType<Observability['serviceMetrics']>,
@@ -445,9 +445,17 @@ export class Observability extends Construct {
         RECEIPT_SIGNATURE_FAILURES_ALARM,
       ),
     };
-    // The provider's own spend metric, when it publishes one (SNS).
+    // The provider's own spend metric, when it publishes one (SNS, End User Messaging); otherwise
+    // (Twilio, the simulator) our own sends per hour stand in for spend (docs/deploy.md#7-alarms).
     const spend = providerInfra(settings.provider).spendAlarm;
-    if (spend !== undefined) {
+    if (spend === undefined) {
+      alarms.sendsPerHour = this.alarm(
+        'SendsPerHour',
+        `more than ${settings.sendsPerHourAlarm} provider sends in one hour (ProviderSends; this provider publishes no spend metric in CloudWatch, so sends stand in for spend: pumping or a runaway caller)`,
+        this.serviceMetric(SERVICE_METRICS.providerSends, 'Sum').with({ period: Duration.hours(1) }),
+        settings.sendsPerHourAlarm,
+      );
+    } else {
       alarms.smsSpend = this.alarm(
         'SmsSpend',
         spend.description(settings.smsSpendAlarmUsd),

@@ -1,10 +1,19 @@
 import { Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { defineApp } from '../../infra/main.js';
 import { ResetNotifier } from '../../infra/reset-notifier.js';
 import type { ResetNotifierProps } from '../../infra/settings.js';
 import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
 import { loadConfig } from '../../shared/config.js';
-import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
+import {
+  EXAMPLE_ALLOW_LISTS,
+  functionByDescription,
+  SYNTH_TIMEOUT_MS,
+  stubCode,
+  synthTemplate,
+  testApp,
+} from './support.js';
 
 const apiEnvironment = (template: ReturnType<typeof synthTemplate>['template']) =>
   (
@@ -15,7 +24,7 @@ const apiEnvironment = (template: ReturnType<typeof synthTemplate>['template']) 
 
 describe('abuse limits through the stack', () => {
   it(
-    'gives the api function the default limits, read back by shared/config as the defaults',
+    'gives the api function the default limits (and the required allow-lists), read back by shared/config',
     () => {
       // Prepare / Act
       const { template } = synthTemplate({});
@@ -26,8 +35,10 @@ describe('abuse limits through the stack', () => {
         COUNTRY_LIMITS: 'off',
         ALLOWED_NUMBER_TYPES: 'MOBILE,FIXED_LINE_OR_MOBILE',
         MAX_SMS_SEGMENTS: '3',
+        // The allow-lists have no default in AWS: these are the test's required examples.
+        RESET_URL_HOSTS: 'id.example.com',
+        ALLOWED_DESTINATION_COUNTRIES: 'US',
       });
-      expect(env).not.toHaveProperty('RESET_URL_HOSTS');
       const config = loadConfig(Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])));
       expect(config.budgets.destination.map((w) => w.label)).toEqual(['15m', '24h']);
       expect(config.budgets.country).toEqual([]);
@@ -80,7 +91,11 @@ describe('abuse limits through the stack', () => {
     ],
     ['zero segments', { maxSmsSegments: 0 }, /maxSmsSegments/],
   ])('rejects %s, naming the prop', (_name, abuseLimits, message) => {
-    const build = () => new ResetNotifier(new Stack(testApp(), 'S'), 'N', { code: stubCode(), abuseLimits });
+    const build = () =>
+      new ResetNotifier(new Stack(testApp(), 'S'), 'N', {
+        code: stubCode(),
+        abuseLimits: { ...EXAMPLE_ALLOW_LISTS, ...abuseLimits },
+      });
     expect(build).toThrow(message);
   });
 });
@@ -109,5 +124,62 @@ describe('abuse limits from CDK context (cdk deploy -c reset-notifier:destinatio
       maxSmsSegments: 2,
     });
     expect(propsFrom({}).abuseLimits).toBeUndefined();
+  });
+});
+
+describe('synth refuses a deployment without allow-lists (cdk deploy with no reset-notifier: keys)', () => {
+  const synth = (context: Record<string, string>) => () =>
+    defineApp(testApp({ context }), { code: stubCode() });
+
+  it('fails without both, naming both context keys and an example command', () => {
+    expect(synth({})).toThrow(
+      new RegExp(
+        `CDK context ${CONTEXT_KEYS.resetUrlHosts} and ${CONTEXT_KEYS.allowedDestinationCountries} are required, e\\.g\\. cdk deploy -c ${CONTEXT_KEYS.resetUrlHosts}=`,
+      ),
+    );
+  });
+
+  it.each([
+    ['the host allow-list', { [CONTEXT_KEYS.allowedDestinationCountries]: 'US' }, CONTEXT_KEYS.resetUrlHosts],
+    [
+      'the country allow-list',
+      { [CONTEXT_KEYS.resetUrlHosts]: 'id.example.com' },
+      CONTEXT_KEYS.allowedDestinationCountries,
+    ],
+  ])('fails without %s alone, naming its key', (_name, context, key) => {
+    expect(synth(context)).toThrow(new RegExp(`CDK context ${key} is required`));
+  });
+
+  it('a blank value counts as unset', () => {
+    expect(
+      synth({ [CONTEXT_KEYS.resetUrlHosts]: ' , ', [CONTEXT_KEYS.allowedDestinationCountries]: 'US' }),
+    ).toThrow(new RegExp(`CDK context ${CONTEXT_KEYS.resetUrlHosts} is required`));
+  });
+
+  it(
+    'synthesizes with both, writing them into the api function',
+    () => {
+      // Prepare / Act
+      const stack = synth({
+        [CONTEXT_KEYS.resetUrlHosts]: 'id.example.com',
+        [CONTEXT_KEYS.allowedDestinationCountries]: 'US,CA',
+      })();
+      const env = apiEnvironment(Template.fromStack(stack));
+      // Assess
+      expect(env).toMatchObject({
+        RESET_URL_HOSTS: 'id.example.com',
+        ALLOWED_DESTINATION_COUNTRIES: 'US,CA',
+      });
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+
+  it.each([
+    ['a port', 'id.example.com:8443', /bare host/],
+    ['a mixed-script host', 'p\u0430ypal.com', /mixes scripts/],
+  ])('refuses a host allow-list entry with %s', (_name, host, message) => {
+    expect(
+      synth({ [CONTEXT_KEYS.resetUrlHosts]: host, [CONTEXT_KEYS.allowedDestinationCountries]: 'US' }),
+    ).toThrow(message);
   });
 });

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES } from '../../infra/constructs/api.js';
 import { ResetNotifier } from '../../infra/reset-notifier.js';
 import {
+  EXAMPLE_ALLOW_LISTS,
   functionByDescription,
   onlyResource,
   SYNTH_TIMEOUT_MS,
@@ -91,7 +92,10 @@ describe('HTTP API', () => {
     });
 
     // Act
-    const notifier = new ResetNotifier(stack, 'Notifier', { code: stubCode() });
+    const notifier = new ResetNotifier(stack, 'Notifier', {
+      code: stubCode(),
+      abuseLimits: EXAMPLE_ALLOW_LISTS,
+    });
     notifier.grantInvokeApi(authRole);
     const authTemplate = Template.fromStack(stack);
 

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { defineApp } from '../../infra/main.js';
 import {
   actionsOf,
+  EXAMPLE_ALLOW_LIST_CONTEXT,
   functionByDescription,
   onlyResource,
   referencedId,
@@ -193,7 +194,11 @@ describe('cdk-nag with provider eum (from context, as `cdk deploy -c reset-notif
   it('synthesizes with no unacknowledged finding', () => {
     const app = testApp({
       validation: true,
-      context: { 'reset-notifier:provider': 'eum', 'reset-notifier:eumOriginationIdentityArn': IDENTITY },
+      context: {
+        ...EXAMPLE_ALLOW_LIST_CONTEXT,
+        'reset-notifier:provider': 'eum',
+        'reset-notifier:eumOriginationIdentityArn': IDENTITY,
+      },
     });
     defineApp(app, { code: stubCode() });
     const assembly = app.synth();

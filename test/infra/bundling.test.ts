@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_ENTRIES, PACKAGE_ROOT } from '../../infra/settings.js';
 import { ResetNotifierStack } from '../../infra/stack.js';
-import { testApp } from './support.js';
+import { EXAMPLE_ALLOW_LISTS, testApp } from './support.js';
 
 const MiB = 1024 * 1024;
 /** Size budgets of the minified bundles (index.mjs): they bound cold starts and catch stray imports. */
@@ -35,7 +35,9 @@ describe('bundling with the local esbuild (the one test that bundles for real)',
       [],
     );
     const app = testApp({ bundle: true, context: { 'aws:cdk:enable-asset-metadata': true } });
-    const stack = new ResetNotifierStack(app, 'BundledStack');
+    const stack = new ResetNotifierStack(app, 'BundledStack', {
+      notifier: { abuseLimits: EXAMPLE_ALLOW_LISTS },
+    });
 
     // Act
     const assembly = app.synth();

@@ -5,7 +5,7 @@ import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it, vi } from 'vitest';
 import { defineApp } from '../../infra/main.js';
 import { CONTEXT_KEYS } from '../../infra/stack.js';
-import { stubCode, testApp } from './support.js';
+import { EXAMPLE_ALLOW_LIST_CONTEXT, stubCode, testApp } from './support.js';
 
 interface Report {
   readonly pluginReports: ReadonlyArray<{
@@ -34,7 +34,7 @@ function acknowledgments(
 describe('cdk-nag AwsSolutionsChecks', () => {
   it('synthesizes the deployable app with no unacknowledged finding', () => {
     // Prepare: the same app `npm run synth` builds, with stub handlers and no bundling.
-    const app = testApp({ validation: true });
+    const app = testApp({ validation: true, context: EXAMPLE_ALLOW_LIST_CONTEXT });
     defineApp(app, { code: stubCode() });
 
     // Act: an unacknowledged finding makes synthesis throw.
@@ -52,6 +52,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     const app = testApp({
       validation: true,
       context: {
+        ...EXAMPLE_ALLOW_LIST_CONTEXT,
         [CONTEXT_KEYS.apiInvokerPrincipals]: '111111111111,arn:aws:iam::222222222222:role/auth-service',
         [CONTEXT_KEYS.alarmEmail]: 'ops@example.com',
         [CONTEXT_KEYS.reconcilerReservedConcurrency]: '1',
@@ -71,7 +72,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
 
   it('gives every acknowledgment a specific finding id and a reason', () => {
     // Prepare
-    const app = testApp({ validation: true });
+    const app = testApp({ validation: true, context: EXAMPLE_ALLOW_LIST_CONTEXT });
     defineApp(app, { code: stubCode() });
 
     // Act
@@ -89,7 +90,7 @@ describe('cdk-nag AwsSolutionsChecks', () => {
 
   it('fails synthesis on a finding nobody acknowledged', () => {
     // Prepare: the app plus a queue that violates AwsSolutions-SQS3/SQS4.
-    const app = testApp({ validation: true });
+    const app = testApp({ validation: true, context: EXAMPLE_ALLOW_LIST_CONTEXT });
     const stack = defineApp(app, { code: stubCode() });
     new Queue(stack, 'UnacknowledgedQueue');
     const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);

@@ -695,3 +695,98 @@ describe.each([
     },
   );
 });
+
+const TOKEN_ARN = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:provider-token-AbCdEf';
+/** Each provider's props, as the stack tests build them. */
+const PROVIDER_PROPS: Record<string, (stack: Stack) => ResetNotifierProps> = {
+  sns: () => ({ provider: { kind: 'sns' } }),
+  eum: () => ({
+    provider: {
+      kind: 'eum',
+      originationIdentityArn: 'arn:aws:sms-voice:eu-west-1:111111111111:phone-number/phone-1234',
+    },
+  }),
+  twilio: (stack) => ({
+    provider: {
+      kind: 'twilio',
+      accountSid: 'AC123',
+      from: '+15005550006',
+      authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Token', TOKEN_ARN),
+    },
+  }),
+  simulator: (stack) => ({
+    provider: {
+      kind: 'simulator',
+      baseUrl: 'https://sim.example.test',
+      authTokenSecret: Secret.fromSecretCompleteArn(stack, 'Token', TOKEN_ARN),
+    },
+  }),
+};
+
+describe.each([
+  [
+    'sns',
+    { Namespace: 'AWS/SNS', MetricName: 'SMSMonthToDateSpentUSD', Statistic: 'Maximum', Threshold: 0.8 },
+  ],
+  // https://docs.aws.amazon.com/sms-voice/latest/userguide/monitoring-cloudwatch.html: account-level metric.
+  [
+    'eum',
+    {
+      Namespace: 'AWS/SMSVoice',
+      MetricName: 'TextMessageMonthlySpend',
+      Statistic: 'Maximum',
+      Threshold: 0.8,
+    },
+  ],
+  // No spend metric in CloudWatch: our own sends per hour stand in for spend.
+  [
+    'twilio',
+    { ...EMF, MetricName: SERVICE_METRICS.providerSends, Statistic: 'Sum', Period: 3600, Threshold: 500 },
+  ],
+  [
+    'simulator',
+    { ...EMF, MetricName: SERVICE_METRICS.providerSends, Statistic: 'Sum', Period: 3600, Threshold: 500 },
+  ],
+] as const)('a spend alarm for provider %s', (kind, expected) => {
+  it(
+    'alarms on the provider spend metric, or on sends per hour when it has none, notifying the topic',
+    () => {
+      // Prepare / Act
+      const { template, stack } = synthTemplate(PROVIDER_PROPS[kind] as (stack: Stack) => ResetNotifierProps);
+      const { alarms } = stack.notifier.observability;
+
+      // Assess: exactly one of the two, with the metric and threshold of its provider.
+      const spendAlarms = ['smsSpend', 'sendsPerHour'].filter((name) => name in alarms);
+      expect(spendAlarms).toEqual([expected.Namespace.startsWith('AWS/') ? 'smsSpend' : 'sendsPerHour']);
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        ...expected,
+        ComparisonOperator: 'GreaterThanThreshold',
+        AlarmActions: Match.anyValue(),
+        OKActions: Match.anyValue(),
+      });
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+});
+
+describe('sends-per-hour alarm threshold', () => {
+  it(
+    'takes sendsPerHourAlarm from the props and refuses one below 1',
+    () => {
+      // Prepare / Act
+      const { template } = synthTemplate((stack) => ({
+        ...(PROVIDER_PROPS.twilio as (stack: Stack) => ResetNotifierProps)(stack),
+        sendsPerHourAlarm: 120,
+      }));
+
+      // Assess
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: SERVICE_METRICS.providerSends,
+        Period: 3600,
+        Threshold: 120,
+      });
+      expect(() => synthTemplate({ sendsPerHourAlarm: 0 })).toThrow(/sendsPerHourAlarm/);
+    },
+    SYNTH_TIMEOUT_MS,
+  );
+});

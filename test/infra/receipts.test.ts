@@ -8,6 +8,7 @@ import { defineApp } from '../../infra/main.js';
 import { CONTEXT_KEYS } from '../../infra/stack.js';
 import {
   allActions,
+  EXAMPLE_ALLOW_LIST_CONTEXT,
   functionByDescription,
   onlyResource,
   SYNTH_TIMEOUT_MS,
@@ -144,6 +145,7 @@ describe('cdk-nag with a Twilio provider', () => {
     const app = testApp({
       validation: true,
       context: {
+        ...EXAMPLE_ALLOW_LIST_CONTEXT,
         [CONTEXT_KEYS.provider]: 'twilio',
         [CONTEXT_KEYS.twilioAccountSid]: 'AC123',
         [CONTEXT_KEYS.twilioFrom]: '+15005550006',
@@ -172,6 +174,7 @@ describe('cdk-nag with a Twilio provider', () => {
 
 describe('provider simulator: no public route keyed with a well-known token', () => {
   const simulatorContext = {
+    ...EXAMPLE_ALLOW_LIST_CONTEXT,
     [CONTEXT_KEYS.provider]: 'simulator',
     [CONTEXT_KEYS.simulatorBaseUrl]: 'https://sim.example.test',
   };

@@ -6,7 +6,14 @@ import { ResetNotifier } from '../../infra/reset-notifier.js';
 import type { ResetNotifierProps, TwilioProviderSettings } from '../../infra/settings.js';
 import { CONTEXT_KEYS, notifierPropsFromContext } from '../../infra/stack.js';
 import { loadConfig } from '../../shared/config.js';
-import { functionByDescription, SYNTH_TIMEOUT_MS, stubCode, synthTemplate, testApp } from './support.js';
+import {
+  EXAMPLE_ALLOW_LISTS,
+  functionByDescription,
+  SYNTH_TIMEOUT_MS,
+  stubCode,
+  synthTemplate,
+  testApp,
+} from './support.js';
 
 const TOKEN_ARN = 'arn:aws:secretsmanager:eu-west-1:111111111111:secret:tok-AbCdEf';
 
@@ -134,15 +141,19 @@ describe('Twilio absence settings reach the functions (the probe works in AWS, n
     const stack = new Stack(testApp({ context }), 'S');
     const props = notifierPropsFromContext(stack);
     expect(props.provider).toMatchObject({ redaction: 'off', absenceProbeTo: '+15005550009' });
-    expect(() => new ResetNotifier(stack, 'N', { code: stubCode(), ...props })).toThrow(
-      /absenceProbeTo needs messagingServiceSid and redaction off/,
-    );
+    expect(
+      () => new ResetNotifier(stack, 'N', { code: stubCode(), abuseLimits: EXAMPLE_ALLOW_LISTS, ...props }),
+    ).toThrow(/absenceProbeTo needs messagingServiceSid and redaction off/);
   });
 });
 
 describe('props validation', () => {
   const build = (props: ResetNotifierProps) => () =>
-    new ResetNotifier(new Stack(testApp(), 'S'), 'N', { code: stubCode(), ...props });
+    new ResetNotifier(new Stack(testApp(), 'S'), 'N', {
+      code: stubCode(),
+      abuseLimits: EXAMPLE_ALLOW_LISTS,
+      ...props,
+    });
 
   it.each<[string, ResetNotifierProps, RegExp]>([
     ['fractional retention', { evidenceRetention: Duration.hours(36) }, /evidenceRetention/],

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type FunctionCodeSettings, PACKAGE_ROOT, type ResetNotifierProps } from '../../infra/settings.js';
-import { ResetNotifierStack } from '../../infra/stack.js';
+import { CONTEXT_KEYS, ResetNotifierStack } from '../../infra/stack.js';
 
 /** Synthesis loads much of aws-cdk-lib the first time: hooks that synthesize get this long. */
 export const SYNTH_TIMEOUT_MS = 60_000;
@@ -43,6 +43,21 @@ export function stubCode(): Required<FunctionCodeSettings> {
 }
 
 /**
+ * Example allow-lists for test stacks: a deployment must name its reset-URL hosts and destination
+ * countries (synth fails otherwise, docs/deploy.md#required-context), so every synthesized test names these.
+ */
+export const EXAMPLE_ALLOW_LISTS = {
+  resetUrlHosts: ['id.example.com'],
+  allowedDestinationCountries: ['US'],
+} as const;
+
+/** {@link EXAMPLE_ALLOW_LISTS} as the CDK context `cdk deploy -c ...` passes, for tests of the deployable app. */
+export const EXAMPLE_ALLOW_LIST_CONTEXT = {
+  [CONTEXT_KEYS.resetUrlHosts]: EXAMPLE_ALLOW_LISTS.resetUrlHosts.join(','),
+  [CONTEXT_KEYS.allowedDestinationCountries]: EXAMPLE_ALLOW_LISTS.allowedDestinationCountries.join(','),
+};
+
+/**
  * An App with cdk.json's context; bundling skipped unless asked for. CDK's built-in CloudFormation
  * validation (what `cdk synth` runs) is on only when asked for: the cdk-nag test keeps it, template
  * tests save its cost.
@@ -73,7 +88,11 @@ export function synthTemplate(notifier: ResetNotifierProps | ((stack: Stack) => 
   const stack = new ResetNotifierStack(app, 'TestStack', {
     notifier: (scope) => {
       const props = typeof notifier === 'function' ? notifier(scope) : notifier;
-      return { ...props, code: { ...code, ...props.code } };
+      return {
+        ...props,
+        abuseLimits: { ...EXAMPLE_ALLOW_LISTS, ...props.abuseLimits },
+        code: { ...code, ...props.code },
+      };
     },
   });
   return { template: Template.fromStack(stack), stack };

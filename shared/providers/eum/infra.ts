@@ -142,6 +142,14 @@ export const eumInfra: ProviderInfra<EumProviderSettings> = {
   kind: 'eum',
   lookupsPerSecond: 20,
   statusCallbacks: false,
+  // Account-level metric, published once the service-linked role exists
+  // (https://docs.aws.amazon.com/sms-voice/latest/userguide/monitoring-cloudwatch.html).
+  spendAlarm: {
+    namespace: 'AWS/SMSVoice',
+    metricName: 'TextMessageMonthlySpend',
+    description: (usd) =>
+      `End User Messaging SMS spend this month passed ${usd} USD (sending stops at the account's or the enforced spend limit)`,
+  },
   fromContext(context) {
     const optional = (
       key: 'eumConfigurationSet' | 'eumMaxPrice' | 'eumProtectConfigurationId',
