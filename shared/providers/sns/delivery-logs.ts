@@ -185,7 +185,9 @@ function parseLine(message: string): DeliveryLine | undefined {
   const record = parsed as { notification?: { messageId?: unknown }; status?: unknown } | null;
   const messageId = record?.notification?.messageId;
   if (typeof messageId !== 'string' || messageId === '') return undefined;
+  // SUCCESS is "Message has been accepted by phone carrier": carrier acceptance, not delivery to
+  // the handset (End User Messaging's TEXT_SUCCESSFUL, the same fact, is `sent` too).
   const status: ProviderStatus | undefined =
-    record?.status === 'SUCCESS' ? 'delivered' : record?.status === 'FAILURE' ? 'undelivered' : undefined;
+    record?.status === 'SUCCESS' ? 'sent' : record?.status === 'FAILURE' ? 'undelivered' : undefined;
   return status === undefined ? undefined : { messageId, status };
 }

@@ -13,6 +13,14 @@ import { classifySnsPublishError } from './classification.js';
 import { type DeliveryLogOptions, readDeliveryStatuses } from './delivery-logs.js';
 import { TokenBucket } from './rate-limit.js';
 
+/**
+ * The reason a delivery-status `SUCCESS` line gives a `sent` status: SNS's "Message has been
+ * accepted by phone carrier", the carrier's acceptance (End User Messaging's `TEXT_SUCCESSFUL`,
+ * recorded `sent` with `eum:event:TEXT_SUCCESSFUL`), never proof the handset got it. A `sent`
+ * without it only means SNS returned the id (docs/providers/aws.md#carrier-acceptance-is-sent).
+ */
+export const SNS_CARRIER_ACCEPTED_DETAIL = 'sns:status:SUCCESS';
+
 /** Without the id `Publish` returned, nothing in SNS can find the message (and nothing proves absence). */
 const NO_ID: LookupOutcome = { kind: 'inconclusive', detail: 'sns:no_message_id' };
 
@@ -121,6 +129,9 @@ export function createSnsProvider(options: SnsProviderOptions): SnsProvider {
     return refs.map((ref): LookupOutcome => {
       if (ref.messageId === undefined) return NO_ID;
       const status = read.statuses.get(ref.messageId);
+      if (status === 'sent') {
+        return { kind: 'found', messageId: ref.messageId, status, detail: SNS_CARRIER_ACCEPTED_DETAIL };
+      }
       return { kind: 'found', messageId: ref.messageId, status: status ?? 'sent' };
     });
   }

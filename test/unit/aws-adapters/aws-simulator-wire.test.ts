@@ -46,7 +46,9 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
     expect(looked).toEqual({
       kind: 'found',
       messageId: (sent as { messageId: string }).messageId,
-      status: 'delivered',
+      // SUCCESS is the carrier's acceptance: sent with its own reason, never delivered.
+      status: 'sent',
+      detail: 'sns:status:SUCCESS',
     });
     const [entry] = await ledger(sim);
     expect(entry).toMatchObject({ protocol: 'sns', client_reference: null, status: 'delivered' });
@@ -81,10 +83,10 @@ describe('SNS over the wire (real SNSClient and CloudWatchLogsClient)', () => {
     for (let i = 0; i < 3; i += 1)
       ids.push(((await provider.send(aSendCommand())) as { messageId: string }).messageId);
     const outcomes = await provider.lookupMany(ids.map((id) => aLookupRef(id)));
-    expect(outcomes.map((o) => o.kind === 'found' && o.status)).toEqual([
-      'delivered',
-      'delivered',
-      'delivered',
+    expect(outcomes.map((o) => o.kind === 'found' && o.detail)).toEqual([
+      'sns:status:SUCCESS',
+      'sns:status:SUCCESS',
+      'sns:status:SUCCESS',
     ]);
   });
 

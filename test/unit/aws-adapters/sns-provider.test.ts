@@ -7,6 +7,8 @@ import {
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { applyLookup } from '../../../shared/domain/dispatch.js';
+import { AbsenceProof } from '../../../shared/domain/provider.js';
 import type { LookupRef, SendCommand } from '../../../shared/ports/sms-provider.js';
 import { SINGLE_ATTEMPT_MIDDLEWARE } from '../../../shared/providers/single-attempt.js';
 import {
@@ -14,9 +16,11 @@ import {
   createSnsProvider,
   MAX_FILTER_PATTERN_CHARS,
   messageIdPattern,
+  SNS_CARRIER_ACCEPTED_DETAIL,
   SNS_CLIENT_CONFIG,
 } from '../../../shared/providers/sns/index.js';
 import { ManualClock } from '../../support/manual-clock.js';
+import { anUnknownRecord, aPolicy, aSentRecord, MINUTE, T0 } from '../domain/fixtures.js';
 
 const PHONE = '+14155550123';
 const OTHER_PHONE = '+14155550999';
@@ -213,7 +217,7 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
   const requests = () =>
     logs.commandCalls(FilterLogEventsCommand).map((c) => c.args[0].input as FilterLogEventsCommandInput);
 
-  it('finds a delivered message with one exact-id filter per group, never sending the number', async () => {
+  it('finds a carrier-accepted message (SUCCESS: sent with its own reason, never delivered) with one exact-id filter per group, never sending the number', async () => {
     // Prepare
     eventsIn(SUCCESS_GROUP, logLine('msg-1', PHONE, 'SUCCESS', startedAt + 1_000));
     eventsIn(FAILURE_GROUP);
@@ -223,7 +227,13 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
     const outcome = await provider(clock).lookup(ref({ messageId: 'msg-1' }));
 
     // Assess
-    expect(outcome).toEqual({ kind: 'found', messageId: 'msg-1', status: 'delivered' });
+    expect(outcome).toEqual({
+      kind: 'found',
+      messageId: 'msg-1',
+      status: 'sent',
+      detail: SNS_CARRIER_ACCEPTED_DETAIL,
+    });
+    expect(SNS_CARRIER_ACCEPTED_DETAIL).toBe('sns:status:SUCCESS');
     expect(requests()).toHaveLength(2);
     expect(requests()[0]).toMatchObject({
       logGroupName: SUCCESS_GROUP,
@@ -231,6 +241,34 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
       startTime: startedAt - 60_000,
     });
     expect(JSON.stringify(requests())).not.toContain('4155550123');
+  });
+
+  it('a SUCCESS line makes an unknown outcome sent with its own reason, and leaves a sent record sent (never delivered)', async () => {
+    // Prepare
+    eventsIn(SUCCESS_GROUP, logLine('msg-1', PHONE, 'SUCCESS', startedAt + 1_000));
+    eventsIn(FAILURE_GROUP);
+    clock.advance(60_000);
+    const found = await provider(clock).lookup(ref({ messageId: 'msg-1' }));
+    const capabilities = { absenceProof: AbsenceProof.never };
+    const sns = { name: 'sns', messageId: 'msg-1' };
+
+    // Act
+    const unknown = applyLookup(
+      anUnknownRecord({ provider: sns }),
+      found,
+      T0 + MINUTE,
+      aPolicy(),
+      capabilities,
+    );
+    const sent = applyLookup(aSentRecord({ provider: sns }), found, T0 + MINUTE, aPolicy(), capabilities);
+
+    // Assess
+    expect(unknown).toMatchObject({
+      to: 'sent',
+      reason: 'reconciled_found',
+      reasonDetail: 'sns:status:SUCCESS',
+    });
+    expect(sent).toMatchObject({ kind: 'reschedule' });
   });
 
   it('finds an undelivered message in the failure group', async () => {
@@ -298,11 +336,11 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
     );
 
     // Assess
-    expect(outcomes.map((o) => (o.kind === 'found' ? o.status : o.kind))).toEqual([
-      'delivered',
-      'undelivered',
-      'delivered',
-      'sent',
+    expect(outcomes.map((o) => (o.kind === 'found' ? `${o.status} ${o.detail ?? '-'}` : o.kind))).toEqual([
+      'sent sns:status:SUCCESS',
+      'undelivered -',
+      'sent sns:status:SUCCESS',
+      'sent -',
     ]);
     expect(requests().map((r) => r.logGroupName)).toEqual([SUCCESS_GROUP, FAILURE_GROUP]);
     expect(requests()[0]?.filterPattern).toBe(messageIdPattern(['msg-1', 'msg-2', 'msg-3', 'msg-4']));
@@ -394,7 +432,8 @@ describe('SNS provider: lookup in the delivery-status logs (by exact message id 
     expect(await provider(clock).lookup(ref({ messageId: 'msg-1' }))).toEqual({
       kind: 'found',
       messageId: 'msg-1',
-      status: 'delivered',
+      status: 'sent',
+      detail: SNS_CARRIER_ACCEPTED_DETAIL,
     });
   });
 
