@@ -29,6 +29,7 @@ import { startLocalFauxqs } from './fauxqs.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { EUM_RECEIPTS_PATH, eumReceiptsRoute } from './runtime/eum-receipts-route.js';
 import { type ApiHandler, type LocalRoute, startHttpServer } from './runtime/http-server.js';
+import { receiptsListenerPort, startReceiptsListener } from './runtime/receipts-listener.js';
 import { type QueueHandler, startSqsPoller, startTimer } from './runtime/sqs-poller.js';
 import { startStreamPoller } from './runtime/stream-poller.js';
 import { startAwsSimulator } from './simulator/aws/server.js';
@@ -71,6 +72,8 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   readonly apiUrl: string;
+  /** The receipts-only listener, when one runs (real Twilio or `RECEIPTS_PORT`): tunnel this one. */
+  readonly receiptsUrl?: string;
   readonly simUrl: string;
   readonly dynamodbEndpoint: string;
   readonly sqsEndpoint: string;
@@ -224,7 +227,8 @@ function stackConfig(
   env: NodeJS.ProcessEnv,
   context: { read: SettingRead; preConfig: ServiceConfig; keys: Keys; provider: ProviderSimulator },
   wiring: {
-    apiUrl: string;
+    /** Where our receipts route listens: the receipts-only listener when one runs, else the API. */
+    receiptsOrigin: string;
     tableName: string;
     queues: { dispatch: Queues; reconcile: Queues; poll: Queues };
     dynamodbEndpoint: string;
@@ -237,10 +241,11 @@ function stackConfig(
   return loadConfig({
     ...env,
     ...settingsEnv({
-      // Empty or unset: our own receipts route. A tunnel in front of it (real Twilio) sets its public URL.
+      // Empty or unset: our own receipts route. A tunnel in front of the receipts-only listener
+      // (real Twilio) sets its public URL.
       twilioStatusCallbackBase: read(
         SETTINGS.twilioStatusCallbackBase,
-        `${wiring.apiUrl}${TWILIO_RECEIPTS_PATH}`,
+        `${wiring.receiptsOrigin}${TWILIO_RECEIPTS_PATH}`,
       ),
       tableName: wiring.tableName,
       dispatchQueueUrl: wiring.queues.dispatch.queueUrl,
@@ -474,11 +479,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       routes: [lateEumRoute, ...(options.routes ?? [])],
     });
     stops.push(api.stop);
+    // Real Twilio's callbacks come through a tunnel: to a listener serving the receipts route only.
+    const receiptsPort = receiptsListenerPort(env);
+    let receiptRequest: ApiHandler = async () => ({ statusCode: 503, body: '' });
+    const receipts =
+      receiptsPort === undefined
+        ? undefined
+        : await startReceiptsListener({
+            handler: (event, context) => receiptRequest(event, context),
+            port: receiptsPort,
+          });
+    if (receipts) stops.push(receipts.stop);
 
     const config = stackConfig(
       env,
       { read, preConfig, keys, provider },
-      { apiUrl: api.url, tableName, queues, dynamodbEndpoint, sqsEndpoint },
+      { receiptsOrigin: receipts?.url ?? api.url, tableName, queues, dynamodbEndpoint, sqsEndpoint },
     );
     const runtime = await localRuntime(config, options, dynamodbEndpoint);
     const reconcileQueue = createSqsDispatchQueue(clients.sqs, queues.reconcile.queueUrl);
@@ -486,6 +502,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
     routeRequest = (event, context) =>
       event.rawPath === TWILIO_RECEIPTS_PATH ? handlers.receipts(event) : handlers.api(event, context);
+    receiptRequest = (event) => handlers.receipts(event);
     eumRouteHandler = eumRouteFor(config, runtime, provider.awsProvider);
     provider.awsSim?.setEventsUrl(`${api.url}${EUM_RECEIPTS_PATH}`);
 
@@ -502,6 +519,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     return {
       apiUrl: api.url,
+      ...(receipts ? { receiptsUrl: receipts.url } : {}),
       simUrl: provider.sim.url,
       dynamodbEndpoint,
       sqsEndpoint,

@@ -7,6 +7,7 @@ import { SETTINGS } from '../shared/settings.js';
 import { consoleOptionsFromEnv, createConsoleRoute } from './console/route.js';
 import { JavaMissingError } from './dynamodb-local.js';
 import { busyPortMessage } from './ports.js';
+import { receiptsListenerPort } from './runtime/receipts-listener.js';
 import { startLocalStack } from './stack.js';
 
 /** `npm start [-- --data-dir DIR]`: the whole service on loopback, until Ctrl-C. */
@@ -15,8 +16,10 @@ const { values } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
 // Fixed ports so the operator CLI and curl find everything without configuration. A malformed
 // local setting stops here, named, like a malformed service setting does.
 let ports: ReturnType<typeof loadLocalConfig>['ports'];
+let receiptsPort: number | undefined;
 try {
   ports = loadLocalConfig(process.env).ports;
+  receiptsPort = receiptsListenerPort(process.env);
 } catch (error) {
   process.stderr.write(`\nfailed to start: ${(error as Error).message}\n`);
   process.exit(1);
@@ -26,6 +29,7 @@ const busy = await busyPortMessage([
   { port: ports.sim, variable: SETTINGS.simPort.env },
   { port: ports.dynamodb, variable: SETTINGS.dynamodbPort.env },
   { port: ports.sqs, variable: SETTINGS.sqsPort.env },
+  ...(receiptsPort ? [{ port: receiptsPort, variable: SETTINGS.receiptsPort.env }] : []),
 ]);
 if (busy) {
   process.stderr.write(`${busy}\n`);
@@ -47,6 +51,11 @@ try {
       'reset-notifier is running locally',
       `  API                 ${stack.apiUrl}   (POST/GET /v1/notifications)`,
       `  Operator console    ${stack.apiUrl}/console`,
+      ...(stack.receiptsUrl
+        ? [
+            `  Receipts only       ${stack.receiptsUrl}   (POST /v1/receipts/twilio, nothing else: put a tunnel in front of this port only)`,
+          ]
+        : []),
       `  Provider simulator  ${stack.simUrl}   (GET /_sim/messages, POST /_sim/faults)`,
       `  DynamoDB Local      ${stack.dynamodbEndpoint}   table ${stack.tableName}${values['data-dir'] ? ` (data in ${values['data-dir']})` : ' (in memory)'}`,
       `  SQS (fauxqs)        ${stack.sqsEndpoint}   queue ${stack.queueUrl}`,

@@ -203,6 +203,8 @@ export interface LocalConfig {
     readonly sim: number;
     readonly dynamodb: number;
     readonly sqs: number;
+    /** The receipts-only listener's, when `RECEIPTS_PORT` asks for one (the stack decides otherwise). */
+    readonly receipts?: number;
   };
   readonly reconcileIntervalMs: number;
   readonly reconcileWorkerConcurrency: number;
@@ -218,12 +220,14 @@ export interface LocalConfig {
  */
 export function loadLocalConfig(env: Env = process.env): LocalConfig {
   const read = settingsReader(env);
+  const receipts = read(SETTINGS.receiptsPort);
   return {
     ports: {
       api: read(SETTINGS.apiPort),
       sim: read(SETTINGS.simPort),
       dynamodb: read(SETTINGS.dynamodbPort),
       sqs: read(SETTINGS.sqsPort),
+      ...(receipts === undefined ? {} : { receipts }),
     },
     reconcileIntervalMs: read(SETTINGS.reconcileInterval) * 1000,
     reconcileWorkerConcurrency: read(SETTINGS.reconcileWorkers),

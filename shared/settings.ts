@@ -112,6 +112,9 @@ const localCount = (env: string, local: number, description: string, aws?: strin
     codec: numberCodec({ min: 1, integer: true }),
   }) as const;
 
+/** The local receipts-only listener's port when the stack talks to real Twilio and `RECEIPTS_PORT` is unset. */
+export const LOCAL_RECEIPTS_PORT = 3001;
+
 /** Every setting, by the name the code uses for it. */
 export const SETTINGS = {
   // Timing: the decisions depend on these (shared/domain/policy.ts holds the local defaults).
@@ -660,6 +663,15 @@ export const SETTINGS = {
     unit: 'count',
     local: 4566,
     description: 'fauxqs (SQS) port',
+    scope: 'local',
+    codec: numberCodec({ min: 0, integer: true }),
+  },
+  receiptsPort: {
+    env: 'RECEIPTS_PORT',
+    unit: 'count',
+    localNote: `unset: \`${LOCAL_RECEIPTS_PORT}\` against real Twilio (\`PROVIDER=twilio\` with \`PROVIDER_BASE_URL\`), no listener otherwise`,
+    description:
+      'a second local listener that serves only `POST /v1/receipts/twilio` (the one port a tunnel may expose); the callback base points at it',
     scope: 'local',
     codec: numberCodec({ min: 0, integer: true }),
   },

@@ -63,12 +63,16 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, url: URL):
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+/** The request's body, or `undefined` once it passes `maxBytes`. */
+export async function readBody(
+  req: IncomingMessage,
+  maxBytes = MAX_BUFFERED_BYTES,
+): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BUFFERED_BYTES) return undefined;
+    if (size > maxBytes) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
