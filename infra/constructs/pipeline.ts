@@ -73,53 +73,68 @@ export class Pipeline extends Construct {
   constructor(scope: Construct, id: string, props: PipelineProps) {
     super(scope, id);
     const { settings, storage } = props;
-    const { table, tableKey, fieldKey } = storage;
-    const streamArn = table.tableStreamArn;
+    const streamArn = storage.table.tableStreamArn;
     if (streamArn === undefined) throw new Error('the table must have a stream');
-    const entry = (name: keyof typeof FUNCTION_ENTRIES) =>
-      join(settings.code.entryDirectory, FUNCTION_ENTRIES[name]);
-    const common = {
-      logRetention: settings.logRetention,
-      projectRoot: settings.code.projectRoot,
-      depsLockFilePath: settings.code.depsLockFilePath,
-    };
 
+    const queues = this.createQueues(settings);
+    this.dispatchDeadLetterQueue = queues.dispatchDeadLetterQueue;
+    this.dispatchQueue = queues.dispatchQueue;
+    this.forwarderFailureQueue = queues.forwarderFailureQueue;
+    this.reconcileDeadLetterQueue = queues.reconcileDeadLetterQueue;
+    this.reconcileQueue = queues.reconcileQueue;
+    this.statusPollQueue = queues.statusPollQueue;
+
+    this.environment = {
+      ...props.baseEnvironment,
+      ...settingsEnv({ dispatchQueueUrl: this.dispatchQueue.queueUrl }),
+    };
+    const build: FunctionBuild = { settings, storage, providerSide: providerInfra(settings.provider) };
+    this.forwarder = this.createForwarder(build, streamArn);
+    this.sender = this.createSender(build);
+    this.reconciler = this.createReconciler(build);
+    this.reconcileRule = this.scheduleReconciler(settings);
+    this.grantReconciler(build);
+    this.reconcileWorker = this.createReconcileWorker(build);
+  }
+
+  /** The pipeline's queues, in the order they have always been created (template order). */
+  private createQueues(settings: ResolvedSettings): PipelineQueues {
     // Queues carry idempotency keys only: SQS-managed encryption is enough, TLS is enforced.
-    this.dispatchDeadLetterQueue = new Queue(this, 'DispatchDeadLetterQueue', {
+    const dispatchDeadLetterQueue = new Queue(this, 'DispatchDeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
     acknowledge(
-      this.dispatchDeadLetterQueue,
+      dispatchDeadLetterQueue,
       'AwsSolutions-SQS3',
       'This queue is the dispatch dead-letter queue.',
     );
-    this.dispatchQueue = new Queue(this, 'DispatchQueue', {
+    const dispatchQueue = new Queue(this, 'DispatchQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       // Lambda's rule for SQS event sources: at least 6x the function timeout.
       visibilityTimeout: visibilityTimeoutFor(settings.senderTimeout),
-      deadLetterQueue: { queue: this.dispatchDeadLetterQueue, maxReceiveCount: DISPATCH_MAX_RECEIVE_COUNT },
+      deadLetterQueue: { queue: dispatchDeadLetterQueue, maxReceiveCount: DISPATCH_MAX_RECEIVE_COUNT },
     });
-    this.forwarderFailureQueue = new Queue(this, 'ForwarderFailureQueue', {
+    const forwarderFailureQueue = new Queue(this, 'ForwarderFailureQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
     acknowledge(
-      this.forwarderFailureQueue,
+      forwarderFailureQueue,
       'AwsSolutions-SQS3',
       'This queue is itself the on-failure destination of the stream event source.',
     );
 
-    this.reconcileDeadLetterQueue = new Queue(this, 'ReconcileDeadLetterQueue', {
+    const reconcileDeadLetterQueue = new Queue(this, 'ReconcileDeadLetterQueue', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
     acknowledge(
-      this.reconcileDeadLetterQueue,
+      reconcileDeadLetterQueue,
       'AwsSolutions-SQS3',
       'This queue is the reconcile dead-letter queue.',
     );
@@ -131,29 +146,26 @@ export class Pipeline extends Construct {
         // A due key is due again on the next sweep anyway: old messages are worth little.
         retentionPeriod: Duration.hours(1),
         deadLetterQueue: {
-          queue: this.reconcileDeadLetterQueue,
+          queue: reconcileDeadLetterQueue,
           maxReceiveCount: RECONCILE_MAX_RECEIVE_COUNT,
         },
       });
-    this.reconcileQueue = reconcileWorkerQueue('ReconcileQueue');
-    // Its own queue so that a backlog of status polls never sits ahead of an expiry.
-    this.statusPollQueue = reconcileWorkerQueue('StatusPollQueue');
-
-    this.environment = {
-      ...props.baseEnvironment,
-      ...settingsEnv({ dispatchQueueUrl: this.dispatchQueue.queueUrl }),
+    return {
+      dispatchDeadLetterQueue,
+      dispatchQueue,
+      forwarderFailureQueue,
+      reconcileDeadLetterQueue,
+      reconcileQueue: reconcileWorkerQueue('ReconcileQueue'),
+      // Its own queue so that a backlog of status polls never sits ahead of an expiry.
+      statusPollQueue: reconcileWorkerQueue('StatusPollQueue'),
     };
-    const allowEnqueue = (fn: ServiceFunction) =>
-      fn.addToRolePolicy(
-        new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.dispatchQueue.queueArn] }),
-      );
-    // The shared composition root loads the fingerprint key when a container starts.
-    const allowFingerprintKey = (fn: ServiceFunction) => storage.grantFingerprintKeyRead(fn);
+  }
 
-    // Forwarder: table stream -> dispatch queue.
-    this.forwarder = new ServiceFunction(this, 'Forwarder', {
-      ...common,
-      entry: entry('forwarder'),
+  /** Forwarder: table stream -> dispatch queue. */
+  private createForwarder({ settings, storage }: FunctionBuild, streamArn: string): ServiceFunction {
+    const forwarder = new ServiceFunction(this, 'Forwarder', {
+      ...functionDefaults(settings),
+      entry: entryOf(settings, 'forwarder'),
       description: 'reset-notifier: table stream -> dispatch queue (keys only)',
       timeout: Duration.seconds(30),
       memorySize: 256,
@@ -161,7 +173,7 @@ export class Pipeline extends Construct {
     });
     // The mapping is declared directly (not with DynamoEventSource) so the stream read grant is
     // scoped to this table's stream: DynamoEventSource grants `dynamodb:ListStreams` on "*".
-    this.forwarder.addEventSourceMapping('TableStream', {
+    forwarder.addEventSourceMapping('TableStream', {
       eventSourceArn: streamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,
       batchSize: 100,
@@ -183,15 +195,16 @@ export class Pipeline extends Construct {
         }),
       ],
     });
-    allowStreamRead(this.forwarder, streamArn, tableKey);
-    allowEnqueue(this.forwarder);
+    allowStreamRead(forwarder, streamArn, storage.tableKey);
+    this.allowEnqueue(forwarder);
+    return forwarder;
+  }
 
-    // Sender: dispatch queue -> provider.
-    const provider = settings.provider;
-    const providerSide = providerInfra(provider);
-    this.sender = new ServiceFunction(this, 'Sender', {
-      ...common,
-      entry: entry('sender'),
+  /** Sender: dispatch queue -> provider. */
+  private createSender({ settings, storage, providerSide }: FunctionBuild): ServiceFunction {
+    const sender = new ServiceFunction(this, 'Sender', {
+      ...functionDefaults(settings),
+      entry: entryOf(settings, 'sender'),
       description: 'reset-notifier: claims a command and calls the SMS provider once',
       timeout: settings.senderTimeout,
       environment: this.environment,
@@ -199,24 +212,26 @@ export class Pipeline extends Construct {
         ? {}
         : { wildcardResourceReason: providerSide.wildcardSendReason }),
     });
-    this.sender.addEventSource(
+    sender.addEventSource(
       new SqsEventSource(this.dispatchQueue, {
         batchSize: settings.senderBatchSize,
         reportBatchItemFailures: true,
         maxConcurrency: settings.senderMaxConcurrency,
       }),
     );
-    allowTableItems(this.sender, table, ['GetItem', 'UpdateItem', 'PutItem']);
-    allowTableKey(this.sender, tableKey, 'write');
-    allowFieldKey(this.sender, fieldKey, 'kms:Decrypt');
-    allowFingerprintKey(this.sender);
-    providerSide.grantSend(this, this.sender, provider);
+    allowCommandWork(sender, storage);
+    providerSide.grantSend(this, sender, settings.provider);
+    return sender;
+  }
 
-    // Reconciler: due index -> reconcile queue (fan-out); with RECONCILE_QUEUE_URL unset it would
-    // handle keys itself, which is why it keeps the worker's grants. Never sends.
-    this.reconciler = new ServiceFunction(this, 'Reconciler', {
-      ...common,
-      entry: entry('reconciler'),
+  /**
+   * Reconciler: due index -> reconcile queue (fan-out); with RECONCILE_QUEUE_URL unset it would
+   * handle keys itself, which is why it keeps the worker's grants. Never sends.
+   */
+  private createReconciler({ settings }: FunctionBuild): ServiceFunction {
+    const reconciler = new ServiceFunction(this, 'Reconciler', {
+      ...functionDefaults(settings),
+      entry: entryOf(settings, 'reconciler'),
       description: 'reset-notifier: reconciles unknown outcomes and expiries (never sends)',
       // The run of passes, plus room for the last one (a pass that reads all its rounds).
       timeout: Duration.seconds(
@@ -239,19 +254,29 @@ export class Pipeline extends Construct {
         : { reservedConcurrentExecutions: settings.reconcilerReservedConcurrency }),
     });
     // A tick that cannot run (throttled) is dropped after a minute rather than queued stale.
-    this.reconciler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
-    this.reconcileRule = new Rule(this, 'ReconcileSchedule', {
+    reconciler.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    return reconciler;
+  }
+
+  /** The schedule that starts a reconciler run. */
+  private scheduleReconciler(settings: ResolvedSettings): Rule {
+    return new Rule(this, 'ReconcileSchedule', {
       description: 'reset-notifier: one reconciliation pass',
       schedule: Schedule.rate(settings.reconcileSchedule),
       targets: [new LambdaFunction(this.reconciler, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
     });
+  }
+
+  /** The reconciler's grants: the worker's, plus the due index and the two lanes' queues. */
+  private grantReconciler({ settings, storage, providerSide }: FunctionBuild): void {
+    const { table, tableKey, fieldKey } = storage;
     allowTableItems(this.reconciler, table, ['GetItem', 'UpdateItem', 'PutItem']);
     allowIndexQuery(this.reconciler, table, [TableSchema.dueIndex.name]);
     allowTableKey(this.reconciler, tableKey, 'write');
     allowFieldKey(this.reconciler, fieldKey, 'kms:Decrypt');
-    allowFingerprintKey(this.reconciler);
-    allowEnqueue(this.reconciler);
-    providerSide.grantLookup(this, this.reconciler, provider);
+    storage.grantFingerprintKeyRead(this.reconciler);
+    this.allowEnqueue(this.reconciler);
+    providerSide.grantLookup(this, this.reconciler, settings.provider);
     // GetQueueAttributes: the pass reads a lane's queue backlog before it sweeps the lane afresh.
     this.reconciler.addToRolePolicy(
       new iam.PolicyStatement({
@@ -259,12 +284,14 @@ export class Pipeline extends Construct {
         resources: [this.reconcileQueue.queueArn, this.statusPollQueue.queueArn],
       }),
     );
+  }
 
-    // Reconcile worker: one due key per message, bounded concurrency, partial batch responses.
+  /** Reconcile worker: one due key per message, bounded concurrency, partial batch responses. */
+  private createReconcileWorker({ settings, storage, providerSide }: FunctionBuild): ServiceFunction {
     const lookupRate = providerSide.lookupsPerSecond;
-    this.reconcileWorker = new ServiceFunction(this, 'ReconcileWorker', {
-      ...common,
-      entry: entry('reconcileWorker'),
+    const worker = new ServiceFunction(this, 'ReconcileWorker', {
+      ...functionDefaults(settings),
+      entry: entryOf(settings, 'reconcileWorker'),
       description:
         'reset-notifier: reconcile worker, one due key per message (lookups and expiry; never sends)',
       timeout: RECONCILE_WORKER_TIMEOUT,
@@ -277,25 +304,73 @@ export class Pipeline extends Construct {
         }),
       },
     });
-    this.reconcileWorker.addEventSource(
+    worker.addEventSource(
       new SqsEventSource(this.reconcileQueue, {
         batchSize: 10,
         reportBatchItemFailures: true,
         maxConcurrency: RECONCILE_WORKER_MAX_CONCURRENCY,
       }),
     );
-    this.reconcileWorker.addEventSource(
+    worker.addEventSource(
       new SqsEventSource(this.statusPollQueue, {
         batchSize: 10,
         reportBatchItemFailures: true,
         maxConcurrency: STATUS_POLL_WORKER_MAX_CONCURRENCY,
       }),
     );
-    allowTableItems(this.reconcileWorker, table, ['GetItem', 'UpdateItem', 'PutItem']);
-    allowTableKey(this.reconcileWorker, tableKey, 'write');
-    allowFieldKey(this.reconcileWorker, fieldKey, 'kms:Decrypt');
-    allowFingerprintKey(this.reconcileWorker);
-    allowEnqueue(this.reconcileWorker);
-    providerSide.grantLookup(this, this.reconcileWorker, provider);
+    allowCommandWork(worker, storage);
+    this.allowEnqueue(worker);
+    providerSide.grantLookup(this, worker, settings.provider);
+    return worker;
   }
+
+  /** Sending to the dispatch queue. */
+  private allowEnqueue(fn: ServiceFunction): void {
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.dispatchQueue.queueArn] }),
+    );
+  }
+}
+
+/** The queues {@link Pipeline} creates. */
+interface PipelineQueues {
+  readonly dispatchDeadLetterQueue: Queue;
+  readonly dispatchQueue: Queue;
+  readonly forwarderFailureQueue: Queue;
+  readonly reconcileDeadLetterQueue: Queue;
+  readonly reconcileQueue: Queue;
+  readonly statusPollQueue: Queue;
+}
+
+/** What every function of the pipeline is built from. */
+interface FunctionBuild {
+  readonly settings: ResolvedSettings;
+  readonly storage: Storage;
+  readonly providerSide: ReturnType<typeof providerInfra>;
+}
+
+/** The entry file of one of the pipeline's functions. */
+function entryOf(settings: ResolvedSettings, name: keyof typeof FUNCTION_ENTRIES): string {
+  return join(settings.code.entryDirectory, FUNCTION_ENTRIES[name]);
+}
+
+/** Log retention and the bundling root, the same for every function. */
+function functionDefaults(settings: ResolvedSettings) {
+  return {
+    logRetention: settings.logRetention,
+    projectRoot: settings.code.projectRoot,
+    depsLockFilePath: settings.code.depsLockFilePath,
+  };
+}
+
+/**
+ * What the sender and the reconcile worker do to a command: read and write its item under the
+ * table key, decrypt its fields, and fingerprint (the shared composition root loads the
+ * fingerprint key when a container starts).
+ */
+function allowCommandWork(fn: ServiceFunction, storage: Storage): void {
+  allowTableItems(fn, storage.table, ['GetItem', 'UpdateItem', 'PutItem']);
+  allowTableKey(fn, storage.tableKey, 'write');
+  allowFieldKey(fn, storage.fieldKey, 'kms:Decrypt');
+  storage.grantFingerprintKeyRead(fn);
 }
