@@ -57,7 +57,7 @@ describe('AWS simulator across a --data-dir restart', () => {
 
     // Assess
     expect(sent.kind).toBe('accepted');
-    expect(looked).toEqual({ kind: 'found', messageId: id, status: 'delivered' });
+    expect(looked).toEqual({ kind: 'found', messageId: id, status: 'sent', detail: 'sns:status:SUCCESS' });
     const file = await readFile(options.ledgerFile ?? '', 'utf8');
     expect(file).toContain('"sealed":"aes1.');
     expect(file).not.toContain(PHONE.slice(2));
