@@ -31,9 +31,21 @@ import { EUM_CONTEXT_REFERENCE_KEY } from './provider.js';
  *   ever had it. `TEXT_PROTECT_BLOCKED` -> `not_sent`: our own protect configuration blocked it
  *   inside the service.
  * - Every other failure (`TEXT_BLOCKED`, `TEXT_CARRIER_BLOCKED`, `TEXT_CARRIER_UNREACHABLE`,
- *   `TEXT_INVALID`, `TEXT_INVALID_MESSAGE`, `TEXT_UNREACHABLE`, `TEXT_SPAM`, `TEXT_UNKNOWN`) ->
- *   `undelivered`: the guide does not say the message never left, and some (carrier, device,
- *   spam) happen after hand-off. A new attempt after one of these could be a second SMS.
+ *   `TEXT_INVALID`, `TEXT_INVALID_MESSAGE`, `TEXT_UNREACHABLE`, `TEXT_SPAM`) -> `undelivered`:
+ *   the guide does not say the message never left, and some (carrier, device, spam) happen after
+ *   hand-off. A new attempt after one of these could be a second SMS.
+ * - `TEXT_UNKNOWN` -> `sent`: "the service automatically returns an UNKNOWN messageStatus as we do
+ *   not know what happened to that message" when no final carrier event came within 72 hours
+ *   (user guide, "Messaging Events"). The provider does not know: it is never evidence of
+ *   non-delivery. It still shows the message exists (the record never sends again), and `sent`
+ *   changes no final state (a `delivered`, an `unknown_at_expiry` stay as they are).
+ *
+ * Only a final event (`isFinal: true`, "True if this is the final status for the message. There are
+ * intermediate message statuses and it can take up to 72 hours for the final message status to be
+ * received") settles: {@link parseEumNotification} reads a non-final event of any type as `sent`
+ * (a non-final `TEXT_CARRIER_UNREACHABLE` is "a temporary error"; the final event follows). An
+ * event without the field is read as final, as before the field was read.
+ * docs/providers/aws.md#event-types-and-what-the-service-does holds the whole table.
  */
 export const EUM_EVENT_STATUS: Readonly<Record<string, ProviderStatus>> = {
   TEXT_QUEUED: 'sent',
@@ -51,7 +63,7 @@ export const EUM_EVENT_STATUS: Readonly<Record<string, ProviderStatus>> = {
   TEXT_INVALID_MESSAGE: 'undelivered',
   TEXT_UNREACHABLE: 'undelivered',
   TEXT_SPAM: 'undelivered',
-  TEXT_UNKNOWN: 'undelivered',
+  TEXT_UNKNOWN: 'sent',
 };
 
 /** One event reduced to what correlation needs. No number, no body. */
@@ -59,7 +71,10 @@ export interface EumEvent {
   readonly eventType: string;
   readonly messageId: string;
   readonly clientReference: string;
+  /** The status the event settles: `sent` for a non-final event, whatever its type. */
   readonly status: ProviderStatus;
+  /** The event's `isFinal` (true when absent): false means a later event gives the outcome. */
+  readonly final: boolean;
   /** The SNS notification id: the same for SNS redeliveries of one event. */
   readonly notificationId: string;
   readonly eventTimestamp?: number;
@@ -126,8 +141,11 @@ export function parseEumNotification(notification: SnsNotification, expectedTopi
   }
   const safeType = /^[A-Z_]{1,64}$/.test(eventType) ? eventType : 'unreadable';
   if (!safeType.startsWith('TEXT_')) return reject('not_a_text_event', safeType);
-  const status = Object.hasOwn(EUM_EVENT_STATUS, safeType) ? EUM_EVENT_STATUS[safeType] : undefined;
-  if (status === undefined) return reject('unmapped_event_type', safeType);
+  const typeStatus = Object.hasOwn(EUM_EVENT_STATUS, safeType) ? EUM_EVENT_STATUS[safeType] : undefined;
+  if (typeStatus === undefined) return reject('unmapped_event_type', safeType);
+  // An intermediate status proves the message exists and settles nothing: the final event will.
+  const final = event.isFinal !== false;
+  const status: ProviderStatus = final ? typeStatus : 'sent';
   const reference = asRecord(event.context)?.[EUM_CONTEXT_REFERENCE_KEY];
   if (typeof reference !== 'string' || reference === '') return reject('no_client_reference', safeType);
   if (parseClientReference(reference) === undefined) return reject('foreign_client_reference', safeType);
@@ -139,6 +157,7 @@ export function parseEumNotification(notification: SnsNotification, expectedTopi
       messageId,
       clientReference: reference,
       status,
+      final,
       notificationId: typeof notification.MessageId === 'string' ? notification.MessageId : '',
       ...(typeof timestamp === 'number' && Number.isFinite(timestamp) ? { eventTimestamp: timestamp } : {}),
     },

@@ -6,6 +6,8 @@ export type EumReceiptReport =
   | {
       readonly kind: 'ingested';
       readonly eventType: string;
+      /** The event's `isFinal`: a non-final event was handed on as `sent`. */
+      readonly final: boolean;
       readonly messageId: string;
       readonly clientReference: string;
       readonly result: ReceiptResult;
@@ -40,14 +42,16 @@ export async function ingestEumNotification(
       messageId: event.messageId,
       status: event.status,
       providerStatus: event.eventType,
-      // The event type is the provider's own status id (`TEXT_CARRIER_UNREACHABLE`): the evidence's `reason_detail`.
-      detail: `eum:event:${event.eventType}`,
+      // The event type is the provider's own status id (`TEXT_CARRIER_UNREACHABLE`): the evidence's
+      // `reason_detail`, marked when the event was intermediate (it settled nothing).
+      detail: `eum:event:${event.eventType}${event.final ? '' : ':not_final'}`,
       ...(event.notificationId === '' ? {} : { dedupeToken: `sns:${event.notificationId}` }),
     },
   );
   return {
     kind: 'ingested',
     eventType: event.eventType,
+    final: event.final,
     messageId: event.messageId,
     clientReference: event.clientReference,
     result,

@@ -63,7 +63,8 @@ describe('End User Messaging events', () => {
     ['TEXT_CARRIER_UNREACHABLE', 'undelivered'],
     ['TEXT_BLOCKED', 'undelivered'],
     ['TEXT_SPAM', 'undelivered'],
-    ['TEXT_UNKNOWN', 'undelivered'],
+    // "We do not know what happened to that message": the message exists, nothing more is known.
+    ['TEXT_UNKNOWN', 'sent'],
   ])('maps %s to %s', (eventType, status) => {
     const parsed = parseEumNotification(aNotification(anEvent({ eventType })), TOPIC);
     expect(parsed).toMatchObject({ kind: 'event', event: { status, eventType } });
@@ -79,6 +80,7 @@ describe('End User Messaging events', () => {
         messageId: 'eum-msg-1',
         clientReference: 'sms:password_reset:evt-1#2',
         status: 'delivered',
+        final: true,
         notificationId: '9b7a3c1e-0000-4000-8000-000000000001',
         eventTimestamp: 1_764_590_400_000,
       },
@@ -122,6 +124,22 @@ describe('End User Messaging events', () => {
     ],
   ])('rejects %s', (_name, notification, why) => {
     expect(parseEumNotification(notification, TOPIC)).toMatchObject({ kind: 'rejected', why });
+  });
+
+  it.each([['TEXT_CARRIER_UNREACHABLE'], ['TEXT_DELIVERED'], ['TEXT_PROTECT_BLOCKED']])(
+    'reads a non-final %s (isFinal: false) as sent: only a final event settles',
+    (eventType) => {
+      const parsed = parseEumNotification(aNotification(anEvent({ eventType, isFinal: false })), TOPIC);
+      expect(parsed).toMatchObject({ kind: 'event', event: { eventType, status: 'sent', final: false } });
+    },
+  );
+
+  it('reads an event without isFinal as final', () => {
+    const { isFinal: _omitted, ...event } = anEvent({ eventType: 'TEXT_CARRIER_UNREACHABLE' });
+    expect(parseEumNotification(aNotification(event), TOPIC)).toMatchObject({
+      kind: 'event',
+      event: { status: 'undelivered', final: true },
+    });
   });
 
   it('hands each event to the receipts use case with a dedupe token, and rejected ones not at all', async () => {
