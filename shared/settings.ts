@@ -498,7 +498,8 @@ export const SETTINGS = {
     context: 'twilioAuthTokenSecretArn',
     unit: 'text',
     aws: 'set by the stack (Twilio, simulator)',
-    description: 'Secrets Manager secret with the Twilio (or deployed simulator) auth token; read on first use',
+    description:
+      'Secrets Manager secret with the Twilio (or deployed simulator) auth token; read on first use',
     scope: 'service',
     codec: text,
   },
@@ -736,6 +737,15 @@ export const SETTINGS = {
     unit: 'text',
     local: '/usr/bin/chromium',
     description: 'the Chromium `scripts/screenshot-console.ts` drives for `docs/console.png`',
+    scope: 'local',
+    codec: text,
+  },
+  searchPath: {
+    env: 'PATH',
+    unit: 'text',
+    localNote: "the system's",
+    description:
+      'where executables are found; `npm run bench` passes it on to the cold-start processes it measures, whose environment is otherwise only the settings written for them',
     scope: 'local',
     codec: text,
   },
