@@ -7,7 +7,8 @@
  *   nested closures included in their parent's span. `longest_function.<room>` is the longest span.
  * - `env_names_outside_settings` / `env_name_sites_outside_settings`: environment variable names
  *   (UPPER_SNAKE) read or written anywhere but `shared/settings.ts`, in product and tooling code
- *   (tests apart, as `env_names_in_test`).
+ *   (tests apart, as `env_names_in_test`; the client's caller examples apart, as
+ *   `env_names_in_caller_examples`, with the reason printed).
  * - `provider_kind_branches.infra`: comparisons and `case` clauses on a provider's kind in `infra/`.
  * - `unused_exports` / `unused_types` / `unused_files`: knip's findings (`knip.json`).
  *
@@ -28,6 +29,15 @@ const UPPER_SNAKE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
 /** The receiver of an environment read or write: `process.env`, `env`, `options.env`, `childEnv`... */
 const ENV_RECEIVER = /(?:^|[.\s])[A-Za-z]*(?:env|Env|ENV|environment|Environment)$/;
 const ENV_WRITERS = new Set(['addEnvironment']);
+/**
+ * Programs that show a caller of the client (README, docs/client.md, docs/deploy.md): a caller
+ * configures itself as any program does (its own variable for the API URL, the SDK's `AWS_REGION`)
+ * and cannot import our settings table, which the client package does not ship. Counted under
+ * their own figure, with this reason printed, not in `env_names_outside_settings`.
+ */
+const CALLER_EXAMPLES = 'scripts/examples/';
+const CALLER_EXAMPLES_REASON =
+  'they show a caller of the client, which reads its own configuration and never imports shared/settings.ts (not in the client package)';
 
 const args = new Set(process.argv.slice(2));
 const list = args.has('--list');
@@ -313,7 +323,15 @@ for (const [group, member] of groups) {
 const envByFile = files
   .filter((f) => f !== SETTINGS_FILE)
   .flatMap((f) => envSites(f, parsed.get(f) as ts.SourceFile, known));
-const product = envByFile.filter((s) => !s.file.startsWith('test/'));
+// The examples' plain-Node programs (.mjs) too: they are callers as much as the TypeScript ones.
+const callerScripts = readdirSync(join(ROOT, CALLER_EXAMPLES))
+  .filter((name) => /\.(?:mjs|js)$/.test(name))
+  .map((name) => `${CALLER_EXAMPLES}${name}`);
+const callerSites = [
+  ...envByFile.filter((s) => s.file.startsWith(CALLER_EXAMPLES)),
+  ...callerScripts.flatMap((f) => envSites(f, parse(f), known)),
+];
+const product = envByFile.filter((s) => !s.file.startsWith('test/') && !s.file.startsWith(CALLER_EXAMPLES));
 const inTest = envByFile.filter((s) => s.file.startsWith('test/'));
 figure('settings_table_names', known.size);
 figure('env_names_outside_settings', new Set(product.map((s) => s.what)).size);
@@ -325,6 +343,11 @@ for (const room of ['shared', 'functions', 'infra', 'local', 'scripts', 'bench']
   );
 }
 figure('env_names_in_test', new Set(inTest.map((s) => s.what)).size);
+figure('env_names_in_caller_examples', new Set(callerSites.map((s) => s.what)).size);
+figure('env_name_sites_in_caller_examples', callerSites.length, callerSites);
+console.log(
+  `NOTE env_names_in_caller_examples: not counted outside the settings table because ${CALLER_EXAMPLES_REASON}`,
+);
 
 // Provider kind branches in infra/.
 const branches = files
