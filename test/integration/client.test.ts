@@ -25,8 +25,15 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'injectThrottling' },
   );
-  // Unsigned: the local stack listens on loopback without auth, as `npm start` does.
-  client = createResetNotifierClient({ baseUrl: api.url, signing: false });
+  // Unsigned: the local stack listens on loopback without auth, as `npm start` does. The time
+  // budget is not what this file tests (test/unit/client does): a loaded machine can take over the
+  // default 2 s attempt for a first admission, whose retry then answers `replayed`.
+  client = createResetNotifierClient({
+    baseUrl: api.url,
+    signing: false,
+    attemptTimeoutMs: 60_000,
+    timeBudgetMs: 120_000,
+  });
 });
 afterAll(async () => {
   await api.stop();
