@@ -1,7 +1,10 @@
 /**
- * Section 2: DynamoDB capacity per notification, from the real use cases (admit, dispatch,
- * reconcile) on DynamoDB Local, with the store's `onCapacity` listener (what DynamoDB Local
- * returns for `ReturnConsumedCapacity`) and the AWS billing model next to it.
+ * Section 2: DynamoDB capacity per notification, from the handlers as production composes them
+ * (`composeApi`, `composeSender`, `composeReceipts`, `composeReconcileWorker`) on DynamoDB Local,
+ * with the store's `onCapacity` listener (what DynamoDB Local returns for `ReturnConsumedCapacity`)
+ * and the AWS billing model next to it. Each handler is fed the event its AWS source delivers: an
+ * API Gateway request, an SQS message of the queue body production writes, a signed Twilio status
+ * callback.
  *
  * Lifecycles:
  * - happy: admit -> claim -> provider accepted (sent) -> reconciler status poll -> delivered;
@@ -12,37 +15,47 @@
  * - receipt (issue 12): admit -> claim -> provider accepted (sent, first poll only after the
  *   receipt grace time) -> the provider's delivery receipt (strong read + one guarded transition)
  *   -> delivered; no status poll at all.
- * Reconciler steps are the reconcile worker's per-key work (`reconcileKey`); the scheduled pass's
- * fixed cost (shard queries, shard heads, cursor) is shared by every key of a pass, reported apart.
- * The provider is a fake that answers at once; a manual clock moves time to each due point.
+ * Reconciler steps are the reconcile worker's per-key work (one message per key); the scheduled
+ * pass's fixed cost (shard queries, shard heads, cursor) is shared by every key of a pass, reported
+ * apart. The provider is a fake that answers at once; a manual clock moves time to each due point.
  */
 import { randomUUID } from 'node:crypto';
-import { type ConsumedCapacity, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type ConsumedCapacity, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEventV2, SQSBatchResponse } from 'aws-lambda';
+import { localContext } from '../local/runtime/lambda-context.js';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
-import { applyReceipt } from '../shared/domain/dispatch.js';
+import {
+  composeApi,
+  composeReceipts,
+  composeReconcileWorker,
+  composeSender,
+  type HandlerParts,
+} from '../shared/composition/handlers.js';
+import { loadConfig, type ServiceConfig } from '../shared/config.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
-import type { NotificationRequest } from '../shared/domain/notification.js';
-import { applyTransition } from '../shared/domain/notification.js';
-import { DEFAULT_POLICY } from '../shared/domain/policy.js';
-import type { LookupOutcome, SendOutcome } from '../shared/domain/provider.js';
+import { clientReference, type LookupOutcome, type SendOutcome } from '../shared/domain/provider.js';
+import { TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
+import { twilioSignature } from '../shared/messages/twilio-status-callback.js';
 import type { DispatchQueue } from '../shared/ports/queue.js';
 import type { SmsProvider } from '../shared/ports/sms-provider.js';
 import type { NotificationStore } from '../shared/ports/store.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
-import { admitNotification } from '../shared/usecases/admit-notification.js';
-import { dispatchNotification } from '../shared/usecases/dispatch-notification.js';
-import { reconcileKey } from '../shared/usecases/reconcile-key.js';
+import { settingsEnv } from '../shared/settings.js';
 import { ManualClock } from '../test/support/manual-clock.js';
 import { type CapacityEntry, CapacityRecorder, itemSize, totals } from './capacity-model.js';
 import { fmt } from './stats.js';
 import {
-  BENCH_PHONE,
+  apiEvent,
+  BENCH_LOGGER,
   benchKeys,
   freshServiceTable,
   localDynamo,
   progress,
+  queueEvent,
+  redelivered,
+  requestBody,
   type SectionResult,
 } from './support.js';
 
@@ -62,8 +75,79 @@ export const ASSUMED_PRICES = { writePerMillion: 0.625, readPerMillion: 0.125 } 
 const HAPPY_WCU_TARGET = 12;
 
 type Lifecycle = 'happy' | 'happy, 2 pending polls' | 'timeout' | 'receipt';
-/** Receipt grace of the receipt lifecycle (the default of RECEIPT_GRACE_SECONDS). */
-const RECEIPT_GRACE_MS = 120_000;
+/** The Twilio account and auth token of the bench's status callbacks (not a well-known token). */
+const BENCH_ACCOUNT_SID = `AC${'0'.repeat(32)}`;
+const BENCH_AUTH_TOKEN = 'bench-capacity-auth-token';
+/** The status-callback base the provider would hand Twilio: the URL the bench signs. */
+const BENCH_CALLBACK_BASE = `https://bench.local${TWILIO_RECEIPTS_PATH}`;
+/**
+ * The settings of a lifecycle's handlers: every setting at its default but the table, destination
+ * budgets off (the capacity of a notification, not of its destination's budget counters, which
+ * the `budgets` section measures), and receipt grace only for the receipt lifecycle (the others
+ * are status-polled as soon as the policy allows).
+ */
+function lifecycleConfig(tableName: string, lifecycle: Lifecycle): ServiceConfig {
+  return loadConfig(
+    settingsEnv({
+      tableName,
+      destinationLimits: 'off',
+      ...(lifecycle === 'receipt' ? {} : { receiptGrace: 0 }),
+      twilioAccountSid: BENCH_ACCOUNT_SID,
+      twilioAuthToken: BENCH_AUTH_TOKEN,
+      twilioStatusCallbackBase: BENCH_CALLBACK_BASE,
+    }),
+  );
+}
+
+/** The four handlers a notification goes through, as production composes them. */
+async function composeHandlers(config: ServiceConfig, parts: HandlerParts) {
+  return {
+    api: await composeApi(config, parts),
+    sender: await composeSender(config, parts, { owner: 'bench-sender' }),
+    receipts: composeReceipts(config, parts),
+    worker: await composeReconcileWorker(config, parts),
+  };
+}
+
+function expectHandled(response: SQSBatchResponse, what: string): void {
+  if (redelivered(response)) throw new Error(`${what}: the message failed`);
+}
+
+/** Twilio's `delivered` status callback for attempt 1 of `key`, signed as Twilio signs it. */
+function deliveredCallback(key: string, messageId: string): APIGatewayProxyEventV2 {
+  const query = new URLSearchParams({ client_reference: clientReference(key, 1) }).toString();
+  const form = new URLSearchParams({
+    MessageSid: messageId,
+    MessageStatus: 'delivered',
+    AccountSid: BENCH_ACCOUNT_SID,
+  });
+  const signature = twilioSignature(BENCH_AUTH_TOKEN, `${BENCH_CALLBACK_BASE}?${query}`, form);
+  const event = apiEvent('POST', TWILIO_RECEIPTS_PATH, form.toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-twilio-signature': signature,
+  });
+  return { ...event, rawQueryString: query };
+}
+
+/** What the fake provider answers in a lifecycle: its send outcome and its lookups, in order. */
+function providerScript(lifecycle: Lifecycle) {
+  const messageId = `SM${randomUUID().replace(/-/g, '')}`;
+  const send: SendOutcome =
+    lifecycle === 'timeout'
+      ? { kind: 'unknown', detail: 'timeout', timedOut: true }
+      : { kind: 'accepted', messageId };
+  const delivered: LookupOutcome = { kind: 'found', messageId, status: 'delivered' };
+  const pending: LookupOutcome = { kind: 'found', messageId, status: 'sent' };
+  const lookups: LookupOutcome[] =
+    lifecycle === 'receipt'
+      ? []
+      : lifecycle === 'happy'
+        ? [delivered]
+        : lifecycle === 'timeout'
+          ? [pending, delivered]
+          : [pending, pending, delivered];
+  return { messageId, send, lookups };
+}
 
 /** A fake provider: accepts (or times out) at once; lookups answer from a script. */
 function fakeProvider(send: SendOutcome, lookups: LookupOutcome[]): SmsProvider {
@@ -137,83 +221,57 @@ async function runLifecycle(endpoint: string, lifecycle: Lifecycle): Promise<Lif
     onCapacity,
   });
   let actor = 'api';
-  const store = labelled(realStore, recorder, () => actor);
-
   const keys = benchKeys();
-  const cipher = createLocalCipher(parseKey(keys.dataKey));
-  const fingerprinter = createFingerprinter(parseKey(keys.fingerprintKey));
   const clock = new ManualClock(Date.now());
-  const policy = DEFAULT_POLICY;
-  const eventId = `evt-${randomUUID()}`;
-  const request: NotificationRequest = {
-    idempotencyKey: deriveIdempotencyKey(eventId, 'sms', 'password_reset'),
-    eventId,
-    channel: 'sms',
-    template: 'password_reset',
-    locale: 'en',
-    expiresAt: clock.now() + 10 * 60_000,
-    sensitive: { phone: BENCH_PHONE, params: { code: '483920' } },
-  };
+  const config = lifecycleConfig(tableName, lifecycle);
+  const { policy } = config;
+  const script = providerScript(lifecycle);
+  const handlers = await composeHandlers(config, {
+    store: labelled(realStore, recorder, () => actor),
+    cipher: createLocalCipher(parseKey(keys.dataKey)),
+    fingerprinter: createFingerprinter(parseKey(keys.fingerprintKey)),
+    clock,
+    provider: fakeProvider(script.send, [...script.lookups]),
+    queue: noQueue,
+    logger: BENCH_LOGGER,
+  });
 
-  const admitted = await admitNotification(
-    { store, cipher, fingerprinter, clock, policy, providerName: 'simulator' },
-    request,
+  const body = requestBody(clock.now());
+  const key = deriveIdempotencyKey(String(body.event_id), 'sms', 'password_reset');
+  const admitted = await handlers.api(
+    apiEvent('POST', '/v1/notifications', JSON.stringify(body)),
+    localContext('api'),
   );
-  if (admitted.kind !== 'admitted') throw new Error(`admission: ${admitted.kind}`);
+  if (admitted.statusCode !== 202) throw new Error(`admission: ${admitted.statusCode} ${admitted.body}`);
   // Read with the untracked client: these reads are the benchmark's, not the service's.
-  const commandKey = { pk: { S: request.idempotencyKey }, sk: { S: 'CMD' } };
+  const commandKey = { pk: { S: key }, sk: { S: 'CMD' } };
   const readRaw = async () =>
     (await admin.send(new GetItemCommand({ TableName: tableName, Key: commandKey, ConsistentRead: true })))
       .Item;
   const commandItemBytes = itemSize(await readRaw());
-
-  const messageId = `SM${randomUUID().replace(/-/g, '')}`;
-  const send: SendOutcome =
-    lifecycle === 'timeout'
-      ? { kind: 'unknown', detail: 'timeout', timedOut: true }
-      : { kind: 'accepted', messageId };
-  const delivered: LookupOutcome = { kind: 'found', messageId, status: 'delivered' };
-  const pending: LookupOutcome = { kind: 'found', messageId, status: 'sent' };
-  const lookups: LookupOutcome[] =
-    lifecycle === 'receipt'
-      ? []
-      : lifecycle === 'happy'
-        ? [delivered]
-        : lifecycle === 'timeout'
-          ? [pending, delivered]
-          : [pending, pending, delivered];
-  const provider = fakeProvider(send, [...lookups]);
+  // The body the forwarder (dispatch) or the scheduled pass (reconcile) puts on the queue.
+  const messageBody = (item: Record<string, AttributeValue> | undefined, dueAt: boolean) => ({
+    idempotency_key: key,
+    version: Number(item?.version?.N ?? 0),
+    ...(dueAt && item?.due_at?.N ? { due_at: Number(item.due_at.N) } : {}),
+  });
 
   actor = 'sender';
   clock.advance(10);
-  const receiptGraceMs = lifecycle === 'receipt' ? RECEIPT_GRACE_MS : 0;
-  await dispatchNotification(
-    { store, cipher, provider, clock, policy, owner: 'bench-sender', receiptGraceMs },
-    request.idempotencyKey,
-  );
+  expectHandled(await handlers.sender(queueEvent(messageBody(await readRaw(), false))), 'dispatch');
 
   if (lifecycle === 'receipt') {
-    // What the receipts use case does with an authenticated delivery receipt: read, one guarded write.
     actor = 'receipt';
     clock.advance(2_000);
-    const stored = await store.get(request.idempotencyKey);
-    if (!stored) throw new Error('receipt: command missing');
-    const intent = applyReceipt(
-      stored.record,
-      { attempt: 1, messageId, status: 'delivered' },
-      clock.now(),
-      policy,
-    );
-    if ('kind' in intent) throw new Error(`receipt ignored: ${intent.why}`);
-    await store.transition(applyTransition(stored.record, intent));
+    const answer = await handlers.receipts(deliveredCallback(key, script.messageId));
+    if (answer.statusCode !== 200) throw new Error(`receipt: ${answer.statusCode}`);
   }
 
   actor = 'reconciler';
-  const passes = lookups.length;
-  for (let pass = 0; pass < passes; pass++) {
+  for (let pass = 0; pass < script.lookups.length; pass++) {
     // Jump to the record's due time: a status poll (sent) or the first unknown-outcome check.
     clock.advance(Math.max(policy.statusPollMs, policy.backoffBaseMs) + 1);
-    await reconcileKey({ store, cipher, provider, queue: noQueue, clock, policy }, request.idempotencyKey);
+    expectHandled(await handlers.worker(queueEvent(messageBody(await readRaw(), true))), 'reconcile');
   }
 
   const final = await readRaw();

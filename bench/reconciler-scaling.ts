@@ -2,8 +2,10 @@
  * Section 4: does a reconciler pass cost the work to do, or the table? Two tables on one
  * DynamoDB Local: 1,000 and 100,000 idle items (final command items, no `due_at`, so not in the
  * sparse due index). Before each pass, 100 due items (`sent`, due now, sealed payload) are added;
- * one `reconcileDue` pass then polls them (a fake provider answers `delivered` at once). Passes
- * alternate between the two tables; read capacity comes from the store's `onCapacity` listener.
+ * one pass of the reconciler as production composes it (`composeReconciler`, inline: the pass
+ * handles its keys itself, as the operator CLI's and the local stack's `reconcileNow`) then polls
+ * them (a fake provider answers `delivered` at once). Passes alternate between the two tables; read
+ * capacity comes from the store's `onCapacity` listener.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -18,6 +20,8 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { commandItem } from '../shared/adapters/dynamodb/item-mapping.js';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
+import { composeReconciler } from '../shared/composition/handlers.js';
+import { loadConfig } from '../shared/config.js';
 import { systemClock } from '../shared/domain/clock.js';
 import { decideDispatch, recordSendOutcome } from '../shared/domain/dispatch.js';
 import { createFingerprinter, type Fingerprinter } from '../shared/domain/fingerprint.js';
@@ -28,10 +32,12 @@ import type { Cipher } from '../shared/ports/cipher.js';
 import type { SmsProvider } from '../shared/ports/sms-provider.js';
 import type { NotificationStore } from '../shared/ports/store.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
+import { settingsEnv } from '../shared/settings.js';
 import { sealPayload } from '../shared/usecases/payload-seal.js';
-import { type ReconcileSummary, reconcileDue } from '../shared/usecases/reconcile-due.js';
+import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { fmt, median, nowMs, ratio, rotate, runPool } from './stats.js';
 import {
+  BENCH_LOGGER,
   BENCH_PHONE,
   benchKeys,
   freshServiceTable,
@@ -253,10 +259,22 @@ async function pass(endpoint: string, table: string, idle: number, cipher: Ciphe
       requests[op] = (requests[op] ?? 0) + 1;
     },
   });
-  const store = timedStore(dynamoStore, times);
   const queue = { enqueue: async () => ({ failed: [] }) };
+  const reconciler = await composeReconciler(
+    // The items are due for their status poll: no receipt grace holds them back.
+    loadConfig(settingsEnv({ tableName: table, receiptGrace: 0 })),
+    {
+      store: timedStore(dynamoStore, times),
+      cipher,
+      provider,
+      queue,
+      clock: systemClock,
+      logger: BENCH_LOGGER,
+    },
+    { reconcileQueue: null },
+  );
   const start = nowMs();
-  const summary = await reconcileDue({ store, cipher, provider, queue, clock: systemClock, policy });
+  const summary = await reconciler();
   const ms = nowMs() - start;
   client.destroy();
   if (summary.transitioned !== DUE_PER_PASS) {
@@ -343,7 +361,7 @@ export async function runReconcilerScaling(options: ReconcilerScalingOptions): P
       title: '4. Reconciler pass: 100 due items among idle items',
       tables: [
         {
-          caption: 'One reconcileDue pass (median of the passes; capacity as DynamoDB Local reports it)',
+          caption: 'One reconciler pass (median of the passes; capacity as DynamoDB Local reports it)',
           headers: [
             'idle items',
             'due',

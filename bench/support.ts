@@ -1,14 +1,18 @@
 /**
  * What every benchmark section shares: DynamoDB Local clients and tables, keys, request bodies,
- * API Gateway v2 events, and the shape of a section's result.
+ * API Gateway v2 and SQS events, a quiet logger for composed handlers, and the shape of a
+ * section's result.
  */
 
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { ensureTable } from '../local/resources.js';
+import { toSqsRecord } from '../local/runtime/sqs-poller.js';
+import type { DispatchMessageBody } from '../shared/messages/dispatch-body.js';
 
 /** One target of the issue and whether this run met it. */
 export interface TargetResult {
@@ -146,6 +150,20 @@ export function machineInfo(): MachineInfo {
 /** Current 1-minute load average (the machine is shared: record what else was running). */
 export function load1(): number {
   return Math.round((loadavg()[0] ?? 0) * 100) / 100;
+}
+
+/** The logger benchmarks hand `compose*`: the handlers' unhandled errors only, no line per item. */
+export const BENCH_LOGGER = new Logger({ serviceName: 'reset-notifier-bench', logLevel: 'ERROR' });
+
+/** One message as Lambda's SQS event source delivers it, with the body production's queues carry. */
+export function queueEvent(body: DispatchMessageBody): SQSEvent {
+  const message = { MessageId: randomUUID(), ReceiptHandle: randomUUID(), Body: JSON.stringify(body) };
+  return { Records: [toSqsRecord(message, 'arn:aws:sqs:us-east-1:000000000000:bench')] };
+}
+
+/** Whether a queue handler asked for its (one) message back: a transient fault, as SQS would redeliver it. */
+export function redelivered(response: SQSBatchResponse): boolean {
+  return response.batchItemFailures.length > 0;
 }
 
 /** Sleeps. */

@@ -2,6 +2,7 @@
  * The dispatch queue's wire contract, shared by the queue adapter that writes it and the sender
  * handler that reads it (so the handler needs no adapter). Pure: no SDK.
  */
+import type { DispatchMessage } from '../ports/queue.js';
 
 /** The body put on the queue: the key, never the payload. */
 export interface DispatchMessageBody {
@@ -9,6 +10,18 @@ export interface DispatchMessageBody {
   readonly version: number;
   /** Reconcile queue only: the due time the pass read (see `DispatchMessage.dueAt`). */
   readonly due_at?: number;
+}
+
+/**
+ * The body of `message` as the queues carry it (written by the SQS adapter; benchmarks feed the
+ * handlers the same bytes).
+ */
+export function dispatchBodyOf(message: DispatchMessage): DispatchMessageBody {
+  return {
+    idempotency_key: message.idempotencyKey,
+    version: message.version,
+    ...(message.dueAt === undefined ? {} : { due_at: message.dueAt }),
+  };
 }
 
 /** Parses a queue message body; undefined when it is not ours. */

@@ -1,6 +1,6 @@
 import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DispatchMessageBody } from '../../messages/dispatch-body.js';
-import type { DispatchMessage, DispatchQueue, EnqueueResult } from '../../ports/queue.js';
+import { dispatchBodyOf } from '../../messages/dispatch-body.js';
+import type { DispatchQueue, EnqueueResult } from '../../ports/queue.js';
 
 const MAX_BATCH = 10;
 const MAX_DELAY_SECONDS = 900;
@@ -21,7 +21,7 @@ export function createSqsDispatchQueue(client: SQSClient, queueUrl: string): Dis
               // Positional entry ids: caller ids may contain characters SQS does not allow.
               Entries: chunk.map(({ message }, index) => ({
                 Id: String(index),
-                MessageBody: JSON.stringify(bodyOf(message)),
+                MessageBody: JSON.stringify(dispatchBodyOf(message)),
                 DelaySeconds: clampDelay(message.delaySeconds),
               })),
             }),
@@ -58,14 +58,6 @@ const BACKLOG_ATTRIBUTES = [
   'ApproximateNumberOfMessagesNotVisible',
   'ApproximateNumberOfMessagesDelayed',
 ] as const;
-
-function bodyOf(message: DispatchMessage): DispatchMessageBody {
-  return {
-    idempotency_key: message.idempotencyKey,
-    version: message.version,
-    ...(message.dueAt === undefined ? {} : { due_at: message.dueAt }),
-  };
-}
 
 function clampDelay(seconds: number): number {
   return Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.ceil(seconds)));
