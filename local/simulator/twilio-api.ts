@@ -47,6 +47,11 @@ import {
 export interface RequestRecord {
   received_at: string;
   client_reference: string | null;
+  /**
+   * Whether the request asked for a scheduled message (Message Scheduling: sent at `SendAt`, not
+   * now): the service's absence probe is one, to a number it owns, canceled at once.
+   */
+  scheduled: boolean;
   fault: FaultMode | null;
   outcome: 'recorded' | 'not_recorded';
   message_id: string | null;
@@ -196,12 +201,18 @@ function accept(sim: TwilioState, accountSid: string, form: URLSearchParams): St
   return message;
 }
 
+function isScheduled(form: URLSearchParams, now: number): boolean {
+  const schedule = scheduleOf(form, now);
+  return 'sendAt' in schedule && schedule.sendAt !== undefined;
+}
+
 async function handleSend(sim: TwilioState, req: IncomingMessage, res: ServerResponse, accountSid: string) {
   const raw = await readBody(req, MAX_REQUEST_BYTES);
   const form = new URLSearchParams(raw ?? '');
   const record: RequestRecord = {
     received_at: sim.kernel.isoNow(),
     client_reference: referenceFrom(form.get('StatusCallback')),
+    scheduled: isScheduled(form, sim.kernel.clock.now()),
     fault: null,
     outcome: 'not_recorded',
     message_id: null,

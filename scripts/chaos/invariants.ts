@@ -29,6 +29,8 @@ export interface LedgerEntry {
 export interface SendRequestEntry {
   readonly received_at: string;
   readonly client_reference: string | null;
+  /** A scheduled message (Twilio): the service's absence probe, never a send to a user now. */
+  readonly scheduled?: boolean;
   readonly fault: string | null;
   readonly outcome?: string;
 }
@@ -172,6 +174,9 @@ export function checkPostExpirySends(
   const problems: string[] = [];
   for (const request of requests) {
     const key = keyOfReference(request.client_reference);
+    // The absence probe (docs/providers/twilio.md#the-absence-probe): scheduled days ahead to a number the service
+    // owns, with no command's reference, and canceled at once; it is no send for any command.
+    if (key === null && request.scheduled === true) continue;
     const expiry = key === null ? undefined : expiresAt.get(key);
     const at = Date.parse(request.received_at);
     if (expiry === undefined) problems.push(`send for unknown key ${key ?? '(none)'}`);

@@ -133,6 +133,16 @@ describe('chaos invariants', () => {
     expectOnlyFailure(dataset, 'post_expiry_sends');
   });
 
+  it('post-expiry sends: the absence probe (scheduled, no reference) is no send for a command; an unscheduled send without a reference is', () => {
+    // Prepare: a chaos run beside npm test (12:2x) counted a probe as "send for unknown key (none)".
+    const good = aGoodDataset();
+    const probe = { received_at: iso(T0 + 5_000), client_reference: null, scheduled: true, fault: null };
+    const stray = { ...probe, scheduled: false };
+    // Act / Assess
+    expect(counts({ ...good, requests: [...good.requests, probe] }).post_expiry_sends).toBe(0);
+    expectOnlyFailure({ ...good, requests: [...good.requests, stray] }, 'post_expiry_sends');
+  });
+
   it('post-expiry sends: a call just before the deadline is fine', () => {
     const good = aGoodDataset();
     const dataset = {

@@ -96,6 +96,7 @@ export interface LedgerEntry {
 export interface RequestEntry {
   received_at: string;
   client_reference: string | null;
+  scheduled: boolean;
   fault: string | null;
   outcome: 'recorded' | 'not_recorded';
   message_id: string | null;

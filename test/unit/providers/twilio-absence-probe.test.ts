@@ -423,6 +423,8 @@ describe('Twilio simulator: Message Scheduling as Twilio documents it', () => {
     expect(canceled).toMatchObject({ status: 200, json: { status: 'canceled' } });
     expect(again).toMatchObject({ status: 400, json: { code: 30409 } });
     expect(later.json).toMatchObject({ status: 'canceled', date_sent: null });
+    // The request log tells a schedule from a send (chaos's post-expiry check skips the probe).
+    expect((await harness.requests()).map((r) => r.scheduled)).toEqual([true]);
   });
 
   it('a scheduled message not canceled is sent at SendAt (the simulator is not kinder than Twilio)', async () => {
@@ -451,6 +453,7 @@ describe('Twilio simulator: Message Scheduling as Twilio documents it', () => {
     // Assess
     expect(created.json.status).toBe('queued');
     expect(read.json.status).toBe('delivered');
+    expect((await harness.requests()).map((r) => r.scheduled)).toEqual([false]);
   });
 
   it.each([
