@@ -2,10 +2,13 @@
  * Section `drain` (issue 12): how fast the fan-out reconciler drains a backlog of due items, and
  * how fairly it serves the due-index shards. `--quick`: 10,000 due `dispatch_unknown` items
  * (100,000 otherwise), keys spread over the shards by their hash, in a fresh table on DynamoDB
- * Local. The scheduled pass (`reconcileDue` with a reconcile queue) runs back to back whenever the
- * in-process queue runs low, as the one-minute schedule would with a larger `maxItems`; N workers
- * (`reconcileKey`, the reconcile worker's use case) consume the queue. The fake provider answers
- * `found`/`delivered` after a fixed lookup latency, so every item ends in one pass through a worker.
+ * Local. Both sides are the handlers as production composes them: the scheduled pass
+ * (`composeReconciler` with a reconcile queue) runs back to back whenever the in-process queue runs
+ * low, as the one-minute schedule would with a larger `maxItems`; N workers, each one reconcile
+ * worker invocation (`composeReconcileWorker`) at a time with one message, consume the queue. An
+ * item is drained when the handlers record its final outcome (the `FinalOutcomes` metric, through
+ * the metrics sink). The fake provider answers `found`/`delivered` after a fixed lookup latency, so
+ * every item ends in one pass through a worker.
  *
  * Figures: `drain.items_per_minute.c<N>` at N = 1, 4, 16, and `drain.fairness` = max/min over the
  * shards of the mean time from the start to an item's first look (worst of the three runs).
@@ -23,24 +26,34 @@ import { commandItem, dueShardOf } from '../shared/adapters/dynamodb/item-mappin
 import { TableSchema } from '../shared/adapters/dynamodb/schema.js';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
+import {
+  composeReconciler,
+  composeReconcileWorker,
+  type MetricsSink,
+} from '../shared/composition/handlers.js';
+import { loadConfig } from '../shared/config.js';
 import { systemClock } from '../shared/domain/clock.js';
 import { decideDispatch, recordSendOutcome } from '../shared/domain/dispatch.js';
 import { admit, applyTransition, type NotificationRecord } from '../shared/domain/notification.js';
 import { DEFAULT_POLICY } from '../shared/domain/policy.js';
+import { SERVICE_METRICS } from '../shared/handlers/service-metrics.js';
+import { dispatchBodyOf } from '../shared/messages/dispatch-body.js';
 import type { Cipher } from '../shared/ports/cipher.js';
 import type { DispatchMessage, DispatchQueue } from '../shared/ports/queue.js';
 import type { SmsProvider } from '../shared/ports/sms-provider.js';
 import { TWILIO_CAPABILITIES } from '../shared/providers/twilio/provider.js';
+import { settingsEnv } from '../shared/settings.js';
 import { sealPayload } from '../shared/usecases/payload-seal.js';
-import { reconcileDue } from '../shared/usecases/reconcile-due.js';
-import { reconcileKey } from '../shared/usecases/reconcile-key.js';
 import { fmt, nowMs, round, runPool } from './stats.js';
 import {
+  BENCH_LOGGER,
   BENCH_PHONE,
   benchKeys,
   freshServiceTable,
   localDynamo,
   progress,
+  queueEvent,
+  redelivered,
   type SectionResult,
 } from './support.js';
 
@@ -137,6 +150,62 @@ function memoryQueue() {
   return { messages, queue };
 }
 
+/** A metrics sink that counts the final outcomes the handlers record (`FinalOutcomes`). */
+function finalOutcomeCounter() {
+  let finals = 0;
+  const metrics: MetricsSink = {
+    addMetric: (name, _unit, value) => {
+      if (name === SERVICE_METRICS.finalOutcomes) finals += value;
+    },
+    hasStoredMetrics: () => false,
+    publishStoredMetrics: () => undefined,
+  };
+  return { metrics, finals: () => finals };
+}
+
+/** A provider whose every lookup finds the message delivered after {@link LOOKUP_LATENCY_MS}. */
+const slowDeliveredProvider: SmsProvider = {
+  name: 'simulator',
+  capabilities: TWILIO_CAPABILITIES,
+  send: () => Promise.reject(new Error('the reconciler never sends')),
+  lookup: async (ref) => {
+    await new Promise((r) => setTimeout(r, LOOKUP_LATENCY_MS));
+    return { kind: 'found', messageId: `SM${ref.idempotencyKey.slice(-8)}`, status: 'delivered' };
+  },
+};
+
+/**
+ * The scheduled pass and the reconcile worker as production composes them, over `table` and the
+ * in-process queues; every other setting at its default, one pass per invocation (the bench
+ * starts the passes itself whenever the queue runs low).
+ */
+async function composeDrain(
+  endpoint: string,
+  table: string,
+  cipher: Cipher,
+  queues: { dispatch: DispatchQueue; reconcile: DispatchQueue },
+  metrics: MetricsSink,
+) {
+  const client = localDynamo(endpoint);
+  const config = loadConfig(
+    settingsEnv({ tableName: table, reconcileMaxItems: PASS_ITEMS, reconcilePassesPerRun: 1 }),
+  );
+  const parts = {
+    store: new DynamoNotificationStore({ client, tableName: table, evidenceRetentionDays: 400 }),
+    cipher,
+    provider: slowDeliveredProvider,
+    queue: queues.dispatch,
+    clock: systemClock,
+    logger: BENCH_LOGGER,
+    metrics,
+  };
+  return {
+    client,
+    pass: await composeReconciler(config, parts, { reconcileQueue: queues.reconcile }),
+    worker: await composeReconcileWorker(config, parts),
+  };
+}
+
 interface DrainRun {
   readonly concurrency: number;
   readonly items: number;
@@ -163,22 +232,18 @@ export async function drainOnce(endpoint: string, count: number, concurrency: nu
   try {
     progress(`drain: loading ${count} due items (concurrency ${concurrency})`);
     const shardOf = await load(admin, table, cipher, count);
-    const client = localDynamo(endpoint);
-    const store = new DynamoNotificationStore({ client, tableName: table, evidenceRetentionDays: 400 });
-    const provider: SmsProvider = {
-      name: 'simulator',
-      capabilities: TWILIO_CAPABILITIES,
-      send: () => Promise.reject(new Error('the reconciler never sends')),
-      lookup: async (ref) => {
-        await new Promise((r) => setTimeout(r, LOOKUP_LATENCY_MS));
-        return { kind: 'found', messageId: `SM${ref.idempotencyKey.slice(-8)}`, status: 'delivered' };
-      },
-    };
     const dispatch = memoryQueue();
     const reconcile = memoryQueue();
-    const deps = { store, cipher, provider, queue: dispatch.queue, clock: systemClock, policy };
+    const drained = finalOutcomeCounter();
+    const handlers = await composeDrain(
+      endpoint,
+      table,
+      cipher,
+      { dispatch: dispatch.queue, reconcile: reconcile.queue },
+      drained.metrics,
+    );
     const firstLook = new Map<string, number>();
-    let done = 0;
+    const done = drained.finals;
     let duplicates = 0;
     let passes = 0;
     const start = nowMs();
@@ -186,7 +251,7 @@ export async function drainOnce(endpoint: string, count: number, concurrency: nu
     const scan = () => {
       scanning ??= (async () => {
         passes++;
-        await reconcileDue({ ...deps, reconcileQueue: reconcile.queue, maxItems: PASS_ITEMS });
+        await handlers.pass();
       })().finally(() => {
         scanning = undefined;
       });
@@ -195,8 +260,8 @@ export async function drainOnce(endpoint: string, count: number, concurrency: nu
     await scan();
     const giveUpAt = start + 30 * 60_000;
     const worker = async () => {
-      while (done < count) {
-        if (nowMs() > giveUpAt) throw new Error(`drain: only ${done}/${count} items reached a final state`);
+      while (done() < count) {
+        if (nowMs() > giveUpAt) throw new Error(`drain: only ${done()}/${count} items reached a final state`);
         const message = reconcile.messages.shift();
         if (!message) {
           await scan();
@@ -208,14 +273,16 @@ export async function drainOnce(endpoint: string, count: number, concurrency: nu
         const key = message.idempotencyKey;
         if (firstLook.has(key)) duplicates++;
         else firstLook.set(key, nowMs() - start);
-        const report = await reconcileKey(deps, key);
-        if (report.kind === 'transitioned' && report.to === 'delivered') done++;
+        // A transient fault: the message comes back, as SQS delivers it again.
+        if (redelivered(await handlers.worker(queueEvent(dispatchBodyOf(message))))) {
+          reconcile.messages.push(message);
+        }
       }
     };
     const ticker = setInterval(
       () =>
         progress(
-          `drain: c${concurrency} ${done}/${count} done, queue ${reconcile.messages.length}, ${passes} passes, ${duplicates} duplicate looks`,
+          `drain: c${concurrency} ${done()}/${count} done, queue ${reconcile.messages.length}, ${passes} passes, ${duplicates} duplicate looks`,
         ),
       15_000,
     );
@@ -227,7 +294,7 @@ export async function drainOnce(endpoint: string, count: number, concurrency: nu
       await (scanning as Promise<void> | undefined)?.catch(() => undefined);
     }
     const ms = nowMs() - start;
-    client.destroy();
+    handlers.client.destroy();
     const shards = Array.from({ length: SHARDS }, (_, shard) => {
       const looks = [...firstLook.entries()].filter(([k]) => shardOf.get(k) === shard).map(([, t]) => t);
       return {
