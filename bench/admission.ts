@@ -13,7 +13,6 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Logger } from '@aws-lambda-powertools/logger';
 import {
   type AttributeValue,
   type ConsumedCapacity,
@@ -38,6 +37,7 @@ import { createPowertoolsApiHandler, ensureIdempotencyTable } from './powertools
 import { fmt, type LatencySummary, median, nowMs, ratio, rotate, runPool, summarize } from './stats.js';
 import {
   apiEvent,
+  BENCH_LOGGER,
   benchKeys,
   freshServiceTable,
   localDynamo,
@@ -107,9 +107,6 @@ async function setUp(endpoint: string) {
 }
 
 type Setup = Awaited<ReturnType<typeof setUp>>;
-
-/** Logs the handlers' unhandled errors only. */
-const BENCH_LOGGER = new Logger({ serviceName: 'reset-notifier-bench', logLevel: 'ERROR' });
 
 /**
  * Our API handler as production composes it (`composeApi` over the settings), on `tableName`
