@@ -5,6 +5,7 @@ import {
   createLeakDetector,
   type InvariantName,
   keyOfReference,
+  type LedgerEntry,
   replayEvidence,
 } from '../../../scripts/chaos/invariants.js';
 import { aGoodDataset, CODE, PHONE, T0, URL_SECRET } from './fixtures.js';
@@ -141,6 +142,21 @@ describe('chaos invariants', () => {
     // Act / Assess
     expect(counts({ ...good, requests: [...good.requests, probe] }).post_expiry_sends).toBe(0);
     expectOnlyFailure({ ...good, requests: [...good.requests, stray] }, 'post_expiry_sends');
+  });
+
+  it('ledger: a probe message (no reference, scheduled or canceled) is no stray message; one that went out is', () => {
+    // Prepare: chaos-short beside a chaos soak counted a canceled probe as "message for unknown key".
+    const good = aGoodDataset();
+    const probe = (status: string): LedgerEntry => ({
+      id: `SMprobe${status}`,
+      client_reference: null,
+      accepted_at: iso(T0),
+      status,
+    });
+    // Act / Assess
+    const quiet = [probe('canceled'), probe('scheduled')];
+    expect(counts({ ...good, ledger: [...good.ledger, ...quiet] }).ledger_mismatch).toBe(0);
+    expectOnlyFailure({ ...good, ledger: [...good.ledger, probe('delivered')] }, 'ledger_mismatch');
   });
 
   it('post-expiry sends: a call just before the deadline is fine', () => {
