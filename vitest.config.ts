@@ -4,9 +4,11 @@ export default defineConfig({
   test: {
     // The SDK warns that Node 20 support ends in 2027; the Lambda runtime is Node 24.
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    // `npm test` runs with --coverage: a floor on the product code (shared/), a little under what the
-    // unit project alone measured on 2 December 2026 (statements 80.4 %, branches 74.3 %, functions
-    // 79.1 %, lines 81.9 %); the integration project only adds to it. Targeted runs skip coverage.
+    // `npm test` runs the unit project with --coverage: a floor on the product code (shared/), a
+    // little under what it measured on 2 December 2026 (statements 80.4 %, branches 74.3 %,
+    // functions 79.1 %, lines 81.9 %). The integration project runs after it without coverage: the
+    // instrumentation slowed the in-process stack enough that the load and chaos-short soaks missed
+    // their tokens in CI (af10602). Targeted runs skip coverage.
     coverage: {
       provider: 'v8',
       include: ['shared/**/*.ts'],
