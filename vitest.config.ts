@@ -6,9 +6,8 @@ export default defineConfig({
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     // `npm test` runs the unit project with --coverage: a floor on the product code (shared/), a
     // little under what it measured on 2 December 2026 (statements 80.4 %, branches 74.3 %,
-    // functions 79.1 %, lines 81.9 %). The integration project runs after it without coverage: the
-    // instrumentation slowed the in-process stack enough that the load and chaos-short soaks missed
-    // their tokens in CI (af10602). Targeted runs skip coverage.
+    // functions 79.1 %, lines 81.9 %). The integration project runs after it without coverage, so
+    // the soaks measure the uninstrumented stack. Targeted runs skip coverage.
     coverage: {
       provider: 'v8',
       include: ['shared/**/*.ts'],
