@@ -123,6 +123,7 @@ export async function composeApi(config: ServiceConfig, parts: HandlerParts = {}
     allowedDestinationPrefixes: config.allowedDestinationPrefixes,
     ...abuseLimitsOf(config),
     logError: (error) => logger.error('unhandled error', error as Error),
+    onDeadline: () => logger.warn('request out of time: answered 503'),
     onRefusal: (refusal) => {
       logger.info(REFUSAL_LOG_MESSAGE, { ...refusal });
       p.metrics.addMetric(SERVICE_METRICS.admissionRefusals, MetricUnit.Count, 1);

@@ -32,6 +32,12 @@ import { type ConfirmationRouteDeps, postConfirmation } from './confirmation-rou
 /** Largest accepted request body (docs/design.md#http-api). */
 export const MAX_BODY_BYTES = 16 * 1024;
 
+/**
+ * Time kept back before the function's own timeout to answer `503` instead of being cut off (a
+ * Lambda timeout reaches the caller as a bare 5xx with no `Retry-After`).
+ */
+export const DEADLINE_MARGIN_MS = 250;
+
 export interface ApiDeps extends AdmissionDeps, Omit<ConfirmationRouteDeps, 'store' | 'clock'> {
   readonly store: NotificationStore;
   readonly maxExpiryMs: number;
@@ -45,6 +51,11 @@ export interface ApiDeps extends AdmissionDeps, Omit<ConfirmationRouteDeps, 'sto
   readonly maxSmsSegments?: number;
   /** Receives unexpected errors (never request bodies). */
   readonly logError: (error: unknown) => void;
+  /**
+   * Told when a request runs out of the function's time and is answered `503` (the deadline
+   * metric or log line); never given the request.
+   */
+  readonly onDeadline?: () => void;
   /** Told about every abuse-limit refusal (the refusal metric); never given a number, URL or code. */
   readonly onRefusal?: (refusal: Refusal) => void;
 }
@@ -95,7 +106,15 @@ export function createApiHandler(deps: ApiDeps) {
       ? problem(405, 'method_not_allowed', `${method} is not allowed on ${path}`)
       : problem(404, 'route_not_found', 'no such route');
   };
-  return middy<APIGatewayProxyEventV2, Result>()
+  // Out of time is retry-safe, never a bug: whatever the request had written is conditional, so the
+  // caller's retry with the same key finds it (docs/design.md#http-api).
+  return middy<APIGatewayProxyEventV2, Result>({
+    timeoutEarlyInMillis: DEADLINE_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      deps.onDeadline?.();
+      return temporarilyUnavailable(1);
+    },
+  })
     .use(httpHeaderNormalizer())
     .use(httpErrorHandler({ logger: deps.logError, fallbackMessage: GENERIC_500_BODY }))
     .handler(async (event) => {

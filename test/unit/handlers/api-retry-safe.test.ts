@@ -4,7 +4,7 @@ import { StoreUnavailableError } from '../../../shared/adapters/dynamodb/errors.
 import { createLocalCipher } from '../../../shared/adapters/local-cipher.js';
 import { createFingerprinter } from '../../../shared/domain/fingerprint.js';
 import { DEFAULT_POLICY } from '../../../shared/domain/policy.js';
-import { createApiHandler } from '../../../shared/handlers/api-handler.js';
+import { createApiHandler, DEADLINE_MARGIN_MS } from '../../../shared/handlers/api-handler.js';
 import { renderOpenApiDocument } from '../../../shared/http/openapi.js';
 import type { NotificationStore } from '../../../shared/ports/store.js';
 import { ManualClock } from '../../support/manual-clock.js';
@@ -44,8 +44,14 @@ const failingWith = (fault: () => Error) =>
     },
   });
 
-function anApiHandler(store: NotificationStore, logged: unknown[] = []) {
+/** A store whose every call waits forever (a dependency slower than the function's time). */
+const neverAnswering = new Proxy({} as NotificationStore, {
+  get: () => () => new Promise(() => undefined),
+});
+
+function anApiHandler(store: NotificationStore, logged: unknown[] = [], onDeadline?: () => void) {
   return createApiHandler({
+    ...(onDeadline ? { onDeadline } : {}),
     store,
     cipher: createLocalCipher(Buffer.alloc(32, 1)),
     fingerprinter: createFingerprinter(Buffer.alloc(32, 2)),
@@ -105,6 +111,24 @@ describe('api handler: retry-safe faults answer 503 with Retry-After', () => {
     expect(response.statusCode).toBe(500);
     expect(response.headers?.['retry-after']).toBeUndefined();
     expect(logged).toHaveLength(1);
+  });
+
+  it('a request that runs out of the function time is 503 with Retry-After, not a 500', async () => {
+    // Prepare: the time left is the margin itself, so the deadline falls due at once.
+    const logged: unknown[] = [];
+    let deadlines = 0;
+    const handler = anApiHandler(neverAnswering, logged, () => deadlines++);
+    const almostOut = { ...context, getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS } as Context;
+
+    // Act
+    const response = await handler(anEvent('POST', '/v1/notifications', aBody()), almostOut);
+
+    // Assess
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['retry-after']).toBe('1');
+    expect(JSON.parse(String(response.body))).toMatchObject({ code: 'temporarily_unavailable' });
+    expect(deadlines).toBe(1);
+    expect(logged).toEqual([]);
   });
 
   it('answers 202 with a Location header naming the notification', async () => {
