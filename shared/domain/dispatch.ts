@@ -1,4 +1,10 @@
-import { type EpochMs, isFinal, type NotificationRecord, type TransitionIntent } from './notification.js';
+import {
+  type AttemptMessage,
+  type EpochMs,
+  isFinal,
+  type NotificationRecord,
+  type TransitionIntent,
+} from './notification.js';
 import {
   backoffMs,
   type DispatchPolicy,
@@ -157,6 +163,10 @@ export function recordSendOutcome(
         at: now,
         set: {
           provider: { name, messageId: outcome.messageId },
+          attemptMessages: withAttemptMessage(claimed, {
+            attempt: claimed.attempts,
+            messageId: outcome.messageId,
+          }),
           sentAt: now,
           dueAt: now + policy.statusPollMs,
         },
@@ -198,7 +208,15 @@ export function recordSendOutcome(
         actor: Actor.sender,
         at: now,
         set: {
-          ...(outcome.messageId === undefined ? {} : { provider: { name, messageId: outcome.messageId } }),
+          ...(outcome.messageId === undefined
+            ? {}
+            : {
+                provider: { name, messageId: outcome.messageId },
+                attemptMessages: withAttemptMessage(claimed, {
+                  attempt: claimed.attempts,
+                  messageId: outcome.messageId,
+                }),
+              }),
           unknownSince: now,
           dueAt: now + policy.backoffBaseMs,
           checks: 0,
@@ -304,6 +322,10 @@ function notSentForCurrentAttempt(
  * A message that was definitely never handed to a carrier: a new attempt while the token allows
  * one, otherwise final. The settle time does not apply: this is the provider's statement, not a
  * missing read. `not_sent_permanent` (a cause no attempt can cure in time) is final at once: `failed`.
+ * The message is kept on the record as not sent, so none of its later events settles anything.
+ * From `dispatching` (the event outran the sender's write of the call's answer, which then loses
+ * its version race) the call is over as far as this attempt goes: the provider has its message and
+ * says it never left.
  */
 function notSentIntent(
   record: NotificationRecord,
@@ -312,11 +334,19 @@ function notSentIntent(
   policy: DispatchPolicy,
   actor: Actor,
   detail: string | undefined,
+  message: Omit<AttemptMessage, 'notSent'>,
 ): TransitionIntent {
-  const base = { actor, at: now, ...(detail === undefined ? {} : { reasonDetail: detail }) } as const;
+  const base = {
+    actor,
+    at: now,
+    ...(detail === undefined ? {} : { reasonDetail: detail }),
+    set: { attemptMessages: withAttemptMessage(record, { ...message, notSent: true }) },
+  } as const;
   if (status === 'not_sent_permanent') return { ...base, to: S.failed, reason: R.providerNotSent };
   if (isPastDispatchDeadline(record, now, policy) || record.attempts >= policy.maxAttempts) {
-    return record.state === S.sent
+    // A call was made (`sent`, or `dispatching` whose answer is not written yet): undelivered, the
+    // provider's word; an unknown becomes an expiry (the table never expires a call in flight).
+    return record.state === S.sent || record.state === S.dispatching
       ? { ...base, to: S.undelivered, reason: R.providerNotSent }
       : {
           ...base,
@@ -329,9 +359,40 @@ function notSentIntent(
     ...base,
     to: S.accepted,
     reason: R.providerNotSent,
-    set: { nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
-    remove: ['unknownSince', 'absentSince', 'sentAt'],
+    set: { ...base.set, nextAttemptAt: now, dueAt: now + policy.queueSafetyNetMs, checks: 0 },
+    remove: ['unknownSince', 'absentSince', 'sentAt', 'leaseUntil', 'leaseOwner'],
   };
+}
+
+/**
+ * The record's attempt messages with `message` in its attempt's place: one message per attempt
+ * (the send client makes one request per attempt), oldest attempt first.
+ */
+function withAttemptMessage(
+  record: Pick<NotificationRecord, 'attemptMessages'>,
+  message: AttemptMessage,
+): readonly AttemptMessage[] {
+  const others = (record.attemptMessages ?? []).filter((m) => m.attempt !== message.attempt);
+  return [...others, message].sort((a, b) => a.attempt - b.attempt);
+}
+
+/**
+ * What the record knows about the message a receipt or lookup names: `not_sent` when the provider
+ * already said it never left (nothing of it settles anything again), `other_message` when the
+ * record holds it under another attempt or holds another message for its attempt.
+ */
+function attributionOf(
+  record: Pick<NotificationRecord, 'attemptMessages'>,
+  attempt: number,
+  messageId: string,
+): 'not_sent' | 'other_message' | undefined {
+  const messages = record.attemptMessages ?? [];
+  const named = messages.find((m) => m.messageId === messageId);
+  if (named?.notSent) return 'not_sent';
+  if (named !== undefined && named.attempt !== attempt) return 'other_message';
+  const ofAttempt = messages.find((m) => m.attempt === attempt);
+  if (ofAttempt !== undefined && ofAttempt.messageId !== messageId) return 'other_message';
+  return undefined;
 }
 
 function applyUnknownLookup(
@@ -343,7 +404,10 @@ function applyUnknownLookup(
   const name = record.provider.name;
   const base = { actor: Actor.reconciler, at: now } as const;
   if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup) && isNotSentStatus(lookup.status)) {
-    return notSentIntent(record, lookup.status, now, policy, Actor.reconciler, foundDetail(record, lookup));
+    return notSentIntent(record, lookup.status, now, policy, Actor.reconciler, foundDetail(record, lookup), {
+      attempt: lookup.attempt ?? record.attempts,
+      messageId: lookup.messageId,
+    });
   }
   // A not-sent message of an older attempt says nothing about the current one.
   if (lookup.kind === 'found' && !isNotSentStatus(lookup.status)) {
@@ -357,6 +421,10 @@ function applyUnknownLookup(
       ...detailOf(foundDetail(record, lookup)),
       set: {
         provider: { name, messageId: lookup.messageId },
+        attemptMessages: withAttemptMessage(record, {
+          attempt: lookup.attempt ?? record.attempts,
+          messageId: lookup.messageId,
+        }),
         sentAt: now,
         dueAt: now + policy.statusPollMs,
         checks: 0,
@@ -472,7 +540,10 @@ function applyStatusPoll(
 ): TransitionIntent | Reschedule {
   const base = { actor: Actor.reconciler, at: now } as const;
   if (lookup.kind === 'found' && notSentForCurrentAttempt(record, lookup) && isNotSentStatus(lookup.status)) {
-    return notSentIntent(record, lookup.status, now, policy, Actor.reconciler, foundDetail(record, lookup));
+    return notSentIntent(record, lookup.status, now, policy, Actor.reconciler, foundDetail(record, lookup), {
+      attempt: lookup.attempt ?? record.attempts,
+      messageId: lookup.messageId,
+    });
   }
   if (lookup.kind === 'found' && lookup.status === 'delivered') {
     return { ...base, to: S.delivered, reason: R.statusPolled, ...detailOf(foundDetail(record, lookup)) };
@@ -505,6 +576,7 @@ export type ReceiptIgnored =
   | 'unknown_attempt'
   | 'not_newer'
   | 'other_message'
+  | 'message_not_sent'
   | 'not_sent_for_old_attempt';
 
 /**
@@ -528,12 +600,23 @@ export function applyReceipt(
     ...(detail === undefined ? {} : { reasonDetail: detail }),
   } as const;
   const knownAttempt = receipt.attempt >= 1 && receipt.attempt <= record.attempts;
+  // An event settles only the attempt whose message it names: a message the provider said never
+  // left settles nothing again (a late TEXT_QUEUED after TEXT_PROTECT_BLOCKED), and a reference that
+  // disagrees with the message the record holds for that attempt is another attempt's.
+  const attribution = attributionOf(record, receipt.attempt, receipt.messageId);
+  if (attribution === 'not_sent') return ignore('message_not_sent');
+  if (attribution === 'other_message') return ignore('other_message');
+  const message = { attempt: receipt.attempt, messageId: receipt.messageId };
   const finalStatus =
     receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : null;
   if (record.state === S.expired && record.lastReason === R.unknownAtExpiry && knownAttempt && finalStatus) {
     // Late truth for an unknown the token outlived: the record learns which message it was. Never a send.
     const provider = { name: record.provider.name, messageId: receipt.messageId };
-    return { ...base, to: finalStatus, set: { provider } };
+    return {
+      ...base,
+      to: finalStatus,
+      set: { provider, attemptMessages: withAttemptMessage(record, message) },
+    };
   }
   if (isFinal(record)) return ignore('final');
   if (!knownAttempt) return ignore('unknown_attempt');
@@ -541,10 +624,11 @@ export function applyReceipt(
     const current =
       receipt.attempt === record.attempts &&
       (record.provider.messageId === undefined || record.provider.messageId === receipt.messageId);
-    if (!current || (record.state !== S.dispatchUnknown && record.state !== S.sent)) {
-      return ignore('not_sent_for_old_attempt');
-    }
-    return notSentIntent(record, receipt.status, now, policy, Actor.receipt, detail);
+    // `dispatching` too: the event can outrun the sender's write of the call's answer, and must not be lost.
+    const open =
+      record.state === S.dispatchUnknown || record.state === S.sent || record.state === S.dispatching;
+    if (!current || !open) return ignore('not_sent_for_old_attempt');
+    return notSentIntent(record, receipt.status, now, policy, Actor.receipt, detail, message);
   }
   const to =
     receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : S.sent;
@@ -561,6 +645,7 @@ export function applyReceipt(
     to,
     set: {
       provider: { name: record.provider.name, messageId: receipt.messageId },
+      attemptMessages: withAttemptMessage(record, message),
       sentAt: now,
       dueAt: now + policy.statusPollMs,
       checks: 0,

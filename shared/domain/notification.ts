@@ -30,6 +30,18 @@ export interface ProviderRef {
 }
 
 /**
+ * One attempt's provider message, as the record learnt it (send answer, receipt or lookup). Events
+ * arrive unordered and name their attempt (client reference) and message: an event settles only the
+ * attempt whose message it names (docs/providers/aws.md#attempt-attribution).
+ */
+export interface AttemptMessage {
+  readonly attempt: number;
+  readonly messageId: string;
+  /** The provider said this message was never handed to a carrier: no later event of it settles anything. */
+  readonly notSent?: true;
+}
+
+/**
  * The stored command record (minus storage details). `version` grows by one with every state
  * transition and equals the `seq` of the evidence record that transition wrote.
  */
@@ -48,6 +60,8 @@ export interface NotificationRecord {
   readonly destinationFingerprint: string;
   readonly payloadFingerprint: string;
   readonly provider: ProviderRef;
+  /** Every attempt's message id the record learnt, oldest attempt first (at most one per attempt). */
+  readonly attemptMessages?: readonly AttemptMessage[];
   readonly lastReason: ReasonCode;
   /** The last transition's `reason_detail` (provider code, classification id, why a proof waits), if it had one. */
   readonly reasonDetail?: ReasonDetail;
@@ -103,6 +117,7 @@ export type TransitionChanges = Partial<
     NotificationRecord,
     | 'attempts'
     | 'provider'
+    | 'attemptMessages'
     | 'leaseUntil'
     | 'leaseOwner'
     | 'nextAttemptAt'

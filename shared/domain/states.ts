@@ -123,6 +123,12 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     actors: [A.sender],
   },
   { from: S.dispatching, to: S.failed, reasons: [R.providerRejectedPermanent], actors: [A.sender] },
+  // The provider's own "never handed to a carrier" can outrun the sender's write of the call's answer
+  // (AWS publishes events before SendTextMessage answers): the attempt is over, the write loses.
+  // Never to expired (a call may be in flight): past the deadline it is the provider's undelivered.
+  ...[S.accepted, S.failed, S.undelivered].map(
+    (to): TransitionRule => ({ from: S.dispatching, to, reasons: [R.providerNotSent], actors: [A.receipt] }),
+  ),
   {
     from: S.dispatching,
     to: S.dispatchUnknown,

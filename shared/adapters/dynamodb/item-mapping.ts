@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { BudgetCounter } from '../../domain/budgets.js';
 import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
 import { deriveIdempotencyKey } from '../../domain/idempotency-key.js';
-import type { EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
+import type { AttemptMessage, EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
 import { parseReasonDetail, REFUSED_DETAIL, type ReasonDetail } from '../../domain/reason-detail.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
 import type { EventClaim } from '../../ports/store.js';
@@ -65,6 +65,7 @@ export const RECORD_ATTRIBUTES = {
   unknownSince: 'unknown_since',
   attemptStartedAt: 'attempt_started_at',
   callDeadline: 'call_deadline',
+  attemptMessages: 'attempt_messages',
   absentSince: 'absent_since',
   sentAt: 'sent_at',
   dueAt: 'due_at',
@@ -205,6 +206,22 @@ function optNum<K extends string>(key: K, item: Item, name: string): { [P in K]?
   return (item[name] === undefined ? {} : { [key]: num(item, name) }) as { [P in K]?: number };
 }
 
+/** Every attempt's message id (a list of maps); a malformed entry makes the item corrupt. */
+function optAttemptMessages(item: Item): { attemptMessages?: readonly AttemptMessage[] } {
+  const value = item.attempt_messages;
+  if (value === undefined) return {};
+  if (!Array.isArray(value)) throw new CorruptItemError('attribute attempt_messages is not a list');
+  const messages = value.map((entry: unknown): AttemptMessage => {
+    const m = (typeof entry === 'object' && entry !== null ? entry : {}) as Item;
+    return {
+      attempt: num(m, 'attempt'),
+      messageId: str(m, 'messageId'),
+      ...(m.notSent === true ? { notSent: true } : {}),
+    };
+  });
+  return { attemptMessages: messages };
+}
+
 /** A stored detail, re-checked on read: one that fails the grammar is shown as refused, never as itself. */
 function optDetail<K extends string>(key: K, item: Item): { [P in K]?: ReasonDetail } {
   const value = item.reason_detail;
@@ -255,6 +272,7 @@ export function recordFromItem(item: Item): NotificationRecord {
     ...optNum('unknownSince', item, 'unknown_since'),
     ...optNum('attemptStartedAt', item, 'attempt_started_at'),
     ...optNum('callDeadline', item, 'call_deadline'),
+    ...optAttemptMessages(item),
     ...optNum('absentSince', item, 'absent_since'),
     ...optNum('sentAt', item, 'sent_at'),
     ...optNum('dueAt', item, 'due_at'),

@@ -72,6 +72,7 @@ export const STRONG_READ_ONLY_ATTRIBUTES = [
   'call_deadline',
   'absent_since',
   'reason_detail',
+  'attempt_messages',
 ] as const;
 
 /** The INCLUDE projection of an index whose own keys are `keys`. */
