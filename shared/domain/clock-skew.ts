@@ -25,6 +25,15 @@ export const SERVER_DATE_RESOLUTION_MS = 1_000;
 /** A sample older than this (on the sender's clock) says nothing: the clock may have been stepped since. */
 export const MAX_SAMPLE_AGE_MS = 60_000;
 
+/**
+ * How long a tight sample is preferred to looser, later ones. Under load a slow answer (a claim
+ * write that waited seconds) bounds our clock only to within its round trip, and the "now" taken
+ * from it runs that much ahead: enough to give every claim back unused (chaos beside a loaded test
+ * run). A quicker answer from a few seconds earlier bounds the same clock far better; clocks drift by
+ * microseconds over this span, and a step shows as samples that disagree (see {@link preferSample}).
+ */
+export const SAMPLE_HOLD_MS = 30_000;
+
 /** One answer of the authoritative clock, with when the request left and the answer came on ours. */
 export interface ServerTimeSample {
   /** The answer's `Date`, whole seconds: the server's clock at some instant while it answered. */
@@ -67,7 +76,29 @@ export function skewOf(sample: ServerTimeSample): SkewInterval {
 }
 
 /**
- * The verdict on our clock at `localNow`, given the latest server sample.
+ * The sample to keep, of the one kept and the one that just came: the one that bounds our clock
+ * tighter (the shorter round trip), unless the kept one is older than `holdMs` or the two disagree
+ * (their skew intervals do not overlap: a clock was stepped), when the one that came back last wins.
+ */
+export function preferSample(
+  kept: ServerTimeSample | undefined,
+  next: ServerTimeSample,
+  holdMs: number = SAMPLE_HOLD_MS,
+): ServerTimeSample {
+  if (kept === undefined) return next;
+  const [older, newer] = next.receivedAt >= kept.receivedAt ? [kept, next] : [next, kept];
+  const a = skewOf(older);
+  const b = skewOf(newer);
+  const disagree = b.lowMs > a.highMs || b.highMs < a.lowMs;
+  if (disagree || newer.receivedAt - older.receivedAt > holdMs) return newer;
+  return spreadOf(next) <= spreadOf(kept) ? next : kept;
+}
+
+/** A sample's round trip on our clock: how loosely it bounds the skew. */
+const spreadOf = (sample: ServerTimeSample): number => sample.receivedAt - sample.sentAt;
+
+/**
+ * The verdict on our clock at `localNow`, given the best recent server sample ({@link preferSample}).
  *
  * `now` is the later of the two clocks: our own reading, or the latest instant the server's clock
  * can read now (its stamp plus the resolution plus the time since our request left). Deadlines

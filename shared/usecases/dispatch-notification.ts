@@ -89,7 +89,7 @@ export async function dispatchNotification(
   const claimed = await write(deps, stored.record, decision.intent);
   if (!claimed) return lost('claim');
 
-  // Checked against the freshest server time (the claim's own answer) before the attempt: beyond
+  // Checked against the best recent server time (the claim's own answer when it was quick) before the attempt: beyond
   // the bound nothing is sent, and the claim is given back with the reason.
   const clock = checkedClock(deps);
   // The time budget starts now, not at the decision: the claim write itself may have been slow.

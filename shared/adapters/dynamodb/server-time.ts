@@ -9,13 +9,13 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../domain/clock.js';
-import type { ServerTimeSample } from '../../domain/clock-skew.js';
+import { preferSample, type ServerTimeSample } from '../../domain/clock-skew.js';
 import type { ServerTimeSource } from '../../ports/server-time.js';
 
 /** The middleware's name on the client's stack (one per client: a second install replaces it). */
 const MIDDLEWARE_NAME = 'resetNotifierServerTime';
 
-/** Keeps the latest {@link ServerTimeSample} of the answers of one DynamoDB client. */
+/** Keeps the best recent {@link ServerTimeSample} of the answers of one DynamoDB client ({@link preferSample}). */
 export class DynamoServerTime implements ServerTimeSource {
   private latest: ServerTimeSample | undefined;
 
@@ -44,9 +44,8 @@ export class DynamoServerTime implements ServerTimeSource {
     const serverDate = date === undefined ? Number.NaN : Date.parse(date);
     if (!Number.isFinite(serverDate)) return;
     const receivedAt = this.clock.now();
-    // Concurrent requests answer out of order: the one that came back last is the freshest.
-    if (this.latest !== undefined && this.latest.receivedAt > receivedAt) return;
-    this.latest = { serverDate, sentAt, receivedAt };
+    // The tightest recent answer, not merely the last: a slow one would push "now" ahead by its round trip.
+    this.latest = preferSample(this.latest, { serverDate, sentAt, receivedAt });
   }
 }
 

@@ -88,6 +88,20 @@ describe('DynamoNotificationStore: the server time of its answers (the Date head
     expect(store.latestServerTime()).toEqual({ serverDate: T0, sentAt: T0, receivedAt: T0 });
   });
 
+  it('keeps a quick answer over a later slow one: a slow round trip bounds the clock loosely', async () => {
+    // Prepare: the second answer took 3 s (a loaded store) and was stamped as it left
+    const clock = new ManualClock(T0);
+    const store = aStoreAnswering(clock, [
+      { status: 200, headers: { date: dateOf(T0) }, body: {}, takesMs: 10 },
+      { status: 200, headers: { date: dateOf(T0 + 3_000) }, body: {}, takesMs: 3_000 },
+    ]);
+    // Act
+    await store.get('k-1');
+    await store.get('k-1');
+    // Assess
+    expect(store.latestServerTime()).toEqual({ serverDate: T0, sentAt: T0, receivedAt: T0 + 10 });
+  });
+
   it('samples nothing without a clock (the check is off)', async () => {
     // Prepare
     const clock = new ManualClock(T0);

@@ -4,6 +4,8 @@ import {
   checkClock,
   MAX_CLOCK_SKEW_MS,
   MAX_SAMPLE_AGE_MS,
+  preferSample,
+  SAMPLE_HOLD_MS,
   type ServerTimeSample,
 } from '../../../shared/domain/clock-skew.js';
 import { parseReasonDetail } from '../../../shared/domain/reason-detail.js';
@@ -108,5 +110,68 @@ describe('checkClock: the sender clock against the store server time', () => {
     const check = checkClock(sample, localNow);
     // Assess
     expect(check).toEqual({ kind: 'unchecked', why, now: localNow });
+  });
+});
+
+describe('preferSample: the tightest recent answer, not merely the last', () => {
+  it('keeps a quick answer over a later slow one (a claim write that waited 3 s under load)', () => {
+    // Prepare: a correct clock; the slow answer was stamped as it left the server, 3 s after the request
+    const quick = aSample({ serverAheadMs: 0, local: T0 + 400, rttMs: 8 }).sample;
+    const slow = aSample({ serverAheadMs: 0, local: T0 + 5_000, rttMs: 3_000, stampAfterMs: 2_990 });
+    // Act
+    const kept = preferSample(preferSample(undefined, quick), slow.sample);
+    // Assess: "now" runs at most the resolution plus the quick round trip ahead, not 4 s
+    expect(kept).toBe(quick);
+    expect(checkClock(kept, slow.receivedAt).now).toBeLessThanOrEqual(slow.receivedAt + 1_000 + 8);
+    expect(checkClock(slow.sample, slow.receivedAt).now).toBeGreaterThanOrEqual(slow.receivedAt + 3_000);
+  });
+
+  it('takes a looser answer once the kept one is older than the hold', () => {
+    // Prepare
+    const quick = aSample({ serverAheadMs: 0, local: T0 + 400, rttMs: 8 }).sample;
+    const slow = aSample({ serverAheadMs: 0, local: T0 + 400 + SAMPLE_HOLD_MS, rttMs: 900 }).sample;
+    // Act / Assess
+    expect(preferSample(quick, slow)).toBe(slow);
+  });
+
+  it('takes the later answer when the two disagree (our clock was stepped 15 s back in between)', () => {
+    // Prepare: after the step the server reads 15 s ahead of us; the later sample is looser but right
+    const before = aSample({ serverAheadMs: 0, local: T0 + 400, rttMs: 8 }).sample;
+    const after = aSample({ serverAheadMs: 15_000, local: T0 + 2_000, rttMs: 600 });
+    // Act
+    const kept = preferSample(before, after.sample);
+    // Assess
+    expect(kept).toBe(after.sample);
+    expect(checkClock(kept, after.receivedAt).kind).toBe('beyond_bound');
+  });
+
+  it('whatever order answers come in, "now" is never earlier than the true time', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -10_000, max: 10_000 }),
+        fc.array(
+          fc.record({ at: fc.integer({ min: 0, max: 20_000 }), rttMs: fc.integer({ min: 0, max: 4_000 }) }),
+          {
+            minLength: 1,
+            maxLength: 8,
+          },
+        ),
+        (serverAheadMs, answers) => {
+          // Prepare: the server's clock is the true one, constant skew
+          const samples = answers.map(({ at, rttMs }) => aSample({ serverAheadMs, local: T0 + at, rttMs }));
+          const localNow = Math.max(...samples.map((s) => s.receivedAt));
+          // Act
+          let kept: ServerTimeSample | undefined;
+          for (const { sample } of samples) kept = preferSample(kept, sample);
+          const check = checkClock(kept, localNow);
+          // Assess
+          expect(check.now).toBeGreaterThanOrEqual(localNow + serverAheadMs);
+          const tightest = Math.min(...answers.map((a) => a.rttMs));
+          expect(check.now).toBeLessThanOrEqual(
+            Math.max(localNow, localNow + serverAheadMs) + 1_000 + tightest,
+          );
+        },
+      ),
+    );
   });
 });
