@@ -110,7 +110,9 @@ function timelineFor(
   const expiry = ttlSeconds === null ? Number.POSITIVE_INFINITY : acceptedAt + ttlSeconds * 1000;
   const queued: Step = { at: acceptedAt, status: 'queued', eventType: 'TEXT_QUEUED' };
   if (notSent || handOff > expiry) {
-    const at = Math.min(handOff, expiry);
+    // End User Messaging keeps trying to hand the message off until its TimeToLive ends and only then
+    // reports TEXT_TTL_EXPIRED (SendTextMessage `TimeToLive`); without a TTL (SNS) the failure is at hand-off.
+    const at = Number.isFinite(expiry) ? expiry : handOff;
     return [queued, { at, status: 'failed', eventType: 'TEXT_TTL_EXPIRED' }];
   }
   return [

@@ -10,6 +10,7 @@ import {
 } from '../../../local/simulator/aws/server.js';
 import { parseEumNotification } from '../../../shared/providers/eum/index.js';
 import { startReceiver } from '../../support/aws-wire.js';
+import { ManualClock } from '../../support/manual-clock.js';
 import { AT_ONCE, aLookupRef, aSendCommand, eumProvider, snsProvider } from './support.js';
 
 const running: Array<() => Promise<void>> = [];
@@ -160,7 +161,9 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
   it('reports a message never handed off as TEXT_TTL_EXPIRED (not_sent), and duplicates keep their notification id', async () => {
     const receiver = await startReceiver();
     running.push(() => receiver.stop());
-    const sim = await aSimulator({ eventDelayMs: 0 });
+    // TEXT_TTL_EXPIRED comes when the TimeToLive ends (aws-simulator-honesty.test.ts), its duplicate 50 ms later.
+    const clock = new ManualClock();
+    const sim = await aSimulator({ eventDelayMs: 0, clock });
     sim.setEventsUrl(receiver.url);
     await setFaults(sim, [
       { mode: 'fail_not_sent', count: 1 },
@@ -168,6 +171,7 @@ describe('End User Messaging over the wire (real PinpointSMSVoiceV2Client)', () 
     ]);
 
     await eumProvider(sim).send(aSendCommand());
+    clock.advance(aSendCommand().validityPeriodSeconds * 1000 + 50);
     const posts = await receiver.waitFor(4);
 
     const parsed = posts.map((p) => JSON.parse(p.body) as { MessageId: string; Message: string });
