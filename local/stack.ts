@@ -15,9 +15,9 @@ import {
   composeReconcileWorker,
   composeSender,
 } from '../shared/composition/handlers.js';
+import { inlineFingerprinter } from '../shared/composition/secrets.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
 import { loadConfig, loadLocalConfig, type ServiceConfig } from '../shared/config.js';
-import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { TWILIO_RECEIPTS_PATH } from '../shared/handlers/receipts-handler.js';
 import type { Cipher } from '../shared/ports/cipher.js';
 import { SETTINGS, settingsEnv, settingsReader } from '../shared/settings.js';
@@ -147,7 +147,10 @@ async function startProviderSimulator(
   stops: Stops,
 ) {
   const { local, preConfig, keys, read } = context;
-  const fingerprinter = createFingerprinter(parseKey(preConfig.fingerprintKey ?? keys.fingerprintKey));
+  const fingerprinter = inlineFingerprinter(
+    preConfig.fingerprintKey ?? keys.fingerprintKey,
+    preConfig.fingerprintKeyVersion,
+  );
   const awsProvider =
     preConfig.provider === 'sns' || preConfig.provider === 'eum' ? preConfig.provider : undefined;
   const awsSim = awsProvider

@@ -82,6 +82,8 @@ export interface ServiceConfig {
   readonly fingerprintKey?: string;
   readonly fingerprintKeyParameter?: string;
   readonly fingerprintKeySecretArn?: string;
+  /** Which key of the fingerprint key value fingerprints new commands (docs/security.md#fingerprint-key-rotation); 1 when unset. */
+  readonly fingerprintKeyVersion?: number;
   readonly evidenceRetentionDays: number;
   readonly maxExpiryHours: number;
   /** The reconcile queue (scheduled pass -> reconcile workers); unset: the pass handles keys itself. */
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('fingerprintKey', read(SETTINGS.fingerprintKey)),
     ...opt('fingerprintKeyParameter', read(SETTINGS.fingerprintKeyParameter)),
     ...opt('fingerprintKeySecretArn', read(SETTINGS.fingerprintKeySecret)),
+    fingerprintKeyVersion: read(SETTINGS.fingerprintKeyVersion),
     evidenceRetentionDays: read(SETTINGS.evidenceRetention),
     maxExpiryHours: read(SETTINGS.maxExpiry),
     ...opt('reconcileQueueUrl', read(SETTINGS.reconcileQueueUrl)),

@@ -634,6 +634,17 @@ export const SETTINGS = {
     scope: 'service',
     codec: text,
   },
+  fingerprintKeyVersion: {
+    env: 'FINGERPRINT_KEY_VERSION',
+    context: 'fingerprintKeyVersion',
+    unit: 'count',
+    local: 1,
+    aws: 1,
+    description:
+      'the version of the fingerprint key that fingerprints new commands (`fp<version>:`); the key value may hold several, `<version>:<key>,...` ([security.md](security.md#fingerprint-key-rotation))',
+    scope: 'service',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
   // The local stack only.
   apiPort: {
     env: 'PORT',
@@ -1064,7 +1075,7 @@ export function renderConfigurationDoc(): string {
     ...rows('local'),
     '',
     'A simulator run alone (`npx tsx local/simulator/main.ts`, `local/simulator/aws/main.ts`) reads',
-    '`SIM_PORT`, the `SIM_*` rows, `FINGERPRINT_KEY` and `PROVIDER_AUTH_TOKEN`.',
+    '`SIM_PORT`, the `SIM_*` rows, `FINGERPRINT_KEY`, `FINGERPRINT_KEY_VERSION` and `PROVIDER_AUTH_TOKEN`.',
     '',
     '## The operator CLI only',
     '',

@@ -1,13 +1,13 @@
 /**
  * Runnable simulator: `tsx local/simulator/main.ts`. Environment: SIM_PORT (default 4010),
  * SIM_HOST (default 127.0.0.1), SIM_SENT_DELAY_MS and SIM_DELIVERED_DELAY_MS (status schedule),
- * FINGERPRINT_KEY (optional: the service's key, so ledger fingerprints match the API's views),
+ * FINGERPRINT_KEY (optional: the service's key, so ledger fingerprints match the API's views;
+ * with a ring of keys, FINGERPRINT_KEY_VERSION names the current one as for the service),
  * PROVIDER_AUTH_TOKEN (the auth token requests must carry; default the local configuration's),
  * SIM_EXTENSIONS=1 (adds the non-Twilio `status_callback` property to Message resources).
  * Stops on SIGINT/SIGTERM.
  */
-import { parseKey } from '../../shared/adapters/local-cipher.js';
-import { createFingerprinter } from '../../shared/domain/fingerprint.js';
+import { inlineFingerprinter } from '../../shared/composition/secrets.js';
 import { SETTINGS, settingsReader } from '../../shared/settings.js';
 import { DEFAULT_AUTH_TOKEN, DEFAULT_STATUS_DELAYS, startSimulator } from './server.js';
 
@@ -21,6 +21,7 @@ let settings: {
   sent: number;
   delivered: number;
   fingerprintKey: string | undefined;
+  fingerprintKeyVersion: number;
 };
 try {
   settings = {
@@ -31,6 +32,7 @@ try {
     sent: read(SETTINGS.simSentDelay, DEFAULT_STATUS_DELAYS.sent),
     delivered: read(SETTINGS.simDeliveredDelay, DEFAULT_STATUS_DELAYS.delivered),
     fingerprintKey: read(SETTINGS.fingerprintKey),
+    fingerprintKeyVersion: read(SETTINGS.fingerprintKeyVersion),
   };
 } catch (error) {
   process.stderr.write(`${(error as Error).message}\n`);
@@ -38,7 +40,7 @@ try {
 }
 
 const fingerprinter = settings.fingerprintKey
-  ? createFingerprinter(parseKey(settings.fingerprintKey))
+  ? inlineFingerprinter(settings.fingerprintKey, settings.fingerprintKeyVersion)
   : undefined;
 
 const simulator = await startSimulator({

@@ -7,13 +7,15 @@ import { InvalidConfigurationError } from '../domain/errors.js';
 const DEFAULT_SECRET_MAX_AGE_SECONDS = 15 * 60;
 
 /** Options of {@link createSsmSecretLoader}. */
-export interface SsmSecretLoaderOptions {
+export interface SsmSecretLoaderOptions<T = Uint8Array> {
   /** The SDK client Powertools' `SSMProvider` sends with (injected: region, endpoint, test fakes). */
   readonly client: SSMClient;
   /** Name of a SecureString parameter, e.g. `/reset-notifier/fingerprint-key`. */
   readonly name: string;
   /** How long a loaded value is reused (Powertools' `maxAge`, wall-clock seconds). Default 15 minutes. */
   readonly maxAgeSeconds?: number;
+  /** Turns the value's text into what callers get (`label` = the parameter name); default {@link decodeSecret}. */
+  readonly decode?: (text: string, label: string) => T;
 }
 
 /**
@@ -23,21 +25,26 @@ export interface SsmSecretLoaderOptions {
  * the key changes rarely, and admission should not fail because SSM had a bad second. A failure
  * surfaces as the SDK's error (not Powertools' wrapper). The value is decoded by {@link decodeSecret}.
  */
-export function createSsmSecretLoader(options: SsmSecretLoaderOptions): () => Promise<Uint8Array> {
+export function createSsmSecretLoader(options: SsmSecretLoaderOptions): () => Promise<Uint8Array>;
+export function createSsmSecretLoader<T>(
+  options: SsmSecretLoaderOptions<T> & { readonly decode: (text: string, label: string) => T },
+): () => Promise<T>;
+export function createSsmSecretLoader<T>(options: SsmSecretLoaderOptions<T>): () => Promise<T | Uint8Array> {
   const { name } = options;
+  const decode = options.decode ?? decodeSecret;
   const maxAge = options.maxAgeSeconds ?? DEFAULT_SECRET_MAX_AGE_SECONDS;
   const ssm = new SSMProvider({ awsSdkV3Client: options.client });
-  let last: { readonly text: string; readonly value: Uint8Array } | undefined;
-  let pending: Promise<Uint8Array> | undefined;
+  let last: { readonly text: string; readonly value: T | Uint8Array } | undefined;
+  let pending: Promise<T | Uint8Array> | undefined;
 
-  async function load(): Promise<Uint8Array> {
+  async function load(): Promise<T | Uint8Array> {
     const text = await ssm.get(name, { decrypt: true, maxAge }).catch((error: unknown) => {
       throw sdkErrorOf(error);
     });
     if (text === undefined || text === '')
       throw new InvalidConfigurationError(`SSM parameter ${name} has no value`);
     // Powertools caches the text; it is decoded once per value read.
-    if (last?.text !== text) last = { text, value: decodeSecret(text, name) };
+    if (last?.text !== text) last = { text, value: decode(text, name) };
     return last.value;
   }
 

@@ -7,37 +7,58 @@ import { readSecretString } from '../adapters/secrets-manager-secret.js';
 import { createSsmSecretLoader, decodeSecret } from '../adapters/ssm-secret.js';
 import type { ServiceConfig } from '../config.js';
 import type { Clock } from '../domain/clock.js';
-import { createFingerprinter, type Fingerprinter } from '../domain/fingerprint.js';
+import {
+  createFingerprinter,
+  type Fingerprinter,
+  type FingerprintKey,
+  parseFingerprintKeys,
+} from '../domain/fingerprint.js';
 import type { Cipher } from '../ports/cipher.js';
 import { SETTINGS } from '../settings.js';
 
 /**
  * The fingerprinter, with its key from Secrets Manager (AWS, the stack's generated secret), SSM
  * (AWS, a parameter the deployer gave) or the environment (local); read once, with Powertools'
- * providers over the SDK clients built here. `_clock` is unused: Powertools' cache keeps wall-clock
- * time (the parameter stays for the callers' sake).
+ * providers over the SDK clients built here. Each source holds one key or a ring of versioned
+ * keys (`<version>:<key>,...`), of which `FINGERPRINT_KEY_VERSION` is current
+ * (docs/security.md#fingerprint-key-rotation). `_clock` is unused: Powertools' cache keeps
+ * wall-clock time (the parameter stays for the callers' sake).
  */
 export async function fingerprinterFor(
   config: ServiceConfig,
   _clock: Clock,
   secrets: () => SecretsManagerClient = () => new SecretsManagerClient({ region: config.region }),
 ): Promise<Fingerprinter> {
+  const ring = (keys: readonly FingerprintKey[]) =>
+    createFingerprinter({ current: config.fingerprintKeyVersion ?? 1, keys });
   if (config.fingerprintKeySecretArn) {
     const text = await readSecretString(secrets(), config.fingerprintKeySecretArn);
-    return createFingerprinter(decodeSecret(text, 'the fingerprint key secret'));
+    const label = 'the fingerprint key secret';
+    return ring(parseFingerprintKeys(text, (key) => decodeSecret(key, label), label));
   }
   if (config.fingerprintKeyParameter) {
     const load = createSsmSecretLoader({
       client: new SSMClient({ region: config.region }),
       name: config.fingerprintKeyParameter,
+      decode: (text, name) => parseFingerprintKeys(text, (key) => decodeSecret(key, name), name),
     });
-    return createFingerprinter(await load());
+    return ring(await load());
   }
   if (!config.fingerprintKey)
     throw new Error(
       `${SETTINGS.fingerprintKey.env}, ${SETTINGS.fingerprintKeyParameter.env} or ${SETTINGS.fingerprintKeySecret.env} must be set`,
     );
-  return createFingerprinter(parseKey(config.fingerprintKey));
+  return inlineFingerprinter(config.fingerprintKey, config.fingerprintKeyVersion);
+}
+
+/**
+ * The fingerprinter of an inline key value (`FINGERPRINT_KEY`: one key of 32 bytes, hex or base64,
+ * or a ring `<version>:<key>,...`) with `version` current: the service locally, and the local
+ * simulators, which fingerprint the numbers in their own logs as the service does.
+ */
+export function inlineFingerprinter(text: string, version = 1): Fingerprinter {
+  const keys = parseFingerprintKeys(text, parseKey, SETTINGS.fingerprintKey.env);
+  return createFingerprinter({ current: version, keys });
 }
 
 /** The cipher for sensitive fields: KMS envelope in AWS, a local AES key otherwise. */

@@ -5,11 +5,12 @@ import {
   retryAfterSeconds,
 } from '../domain/budgets.js';
 import type { Clock } from '../domain/clock.js';
-import type { Fingerprinter } from '../domain/fingerprint.js';
+import { type Fingerprinter, fingerprintVersion } from '../domain/fingerprint.js';
 import { admit, type NotificationRequest } from '../domain/notification.js';
 import { type DispatchPolicy, dispatchDeadline, isPastDispatchDeadline } from '../domain/policy.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { CommandStore } from '../ports/command-store.js';
+import { TransientFault } from '../ports/faults.js';
 import { sealPayload } from './payload-seal.js';
 import { type NotificationView, toView } from './view.js';
 
@@ -66,16 +67,18 @@ export async function admitNotification(
 ): Promise<AdmissionOutcome> {
   const now = deps.clock.now();
   const payloadFingerprint = deps.fingerprinter.payload(request);
+  const samePayload = (stored: { readonly payloadFingerprint: string }) =>
+    matches(deps.fingerprinter, stored.payloadFingerprint, request);
   if (isPastDispatchDeadline(request, now, deps.policy)) {
     // Nothing new may be stored; but a caller retrying an earlier, admitted request still gets its result.
     const existing = await deps.store.get(request.idempotencyKey);
-    if (existing) return compare(existing.record, payloadFingerprint);
+    if (existing) return compare(existing.record, samePayload);
     // Or its event under another key (a fresh key per retry): the rare path may afford the query.
     const first = (await deps.store.byEvent(request.eventId)).find(
       (r) => r.channel === request.channel && r.template === request.template,
     );
     if (!first) return { kind: 'expired', idempotencyKey: request.idempotencyKey };
-    return compareEvent(first, payloadFingerprint);
+    return compareEvent(first, samePayload);
   }
   const destinationFingerprint = deps.fingerprinter.destination(request.sensitive.phone);
   const { next, evidence } = admit({
@@ -88,23 +91,30 @@ export async function admitNotification(
     safetyNetAt: Math.min(now + deps.policy.queueSafetyNetMs, dispatchDeadline(request, deps.policy)),
   });
   const sealed = await sealPayload(deps.cipher, request.idempotencyKey, request.sensitive);
-  const counters = deps.budgets
-    ? budgetCounters(deps.budgets, destinationFingerprint, context.country, now)
+  const budgets = deps.budgets;
+  // Under every key held (the current one first, with the country's): a number's budget carries
+  // across a change of the current key (docs/security.md#fingerprint-key-rotation).
+  const counters = budgets
+    ? deps.fingerprinter
+        .destinations(request.sensitive.phone)
+        .flatMap((fingerprint, i) =>
+          budgetCounters(budgets, fingerprint, i === 0 ? context.country : undefined, now),
+        )
     : [];
   const result = await deps.store.admit(next, evidence, sealed, counters);
   switch (result.kind) {
     case 'admitted':
       return { kind: 'admitted', view: toView(result.stored.record) };
     case 'exists':
-      return compare(result.stored.record, payloadFingerprint);
+      return compare(result.stored.record, samePayload);
     case 'event_taken': {
-      if (result.first.payloadFingerprint !== payloadFingerprint) {
+      if (!samePayload(result.first)) {
         return { kind: 'event_conflict', idempotencyKey: result.first.idempotencyKey };
       }
       const first = await deps.store.get(result.first.idempotencyKey);
       // The guard outlived its command (TTL deletes each item on its own): still never a second one.
       if (!first) return { kind: 'event_conflict', idempotencyKey: result.first.idempotencyKey };
-      return compareEvent(first.record, payloadFingerprint);
+      return compareEvent(first.record, samePayload);
     }
     case 'over_budget':
       return {
@@ -115,11 +125,36 @@ export async function admitNotification(
   }
 }
 
+/**
+ * A stored payload fingerprint names a newer key than this instance holds: a rotation is rolling
+ * out (docs/security.md#fingerprint-key-rotation). Nothing is wrong with the request, and an
+ * instance that holds the key can answer it: retry-safe (503).
+ */
+export class FingerprintKeyNotHeldError extends TransientFault {
+  readonly code = 'fingerprint_key_not_held';
+}
+
+/**
+ * Whether a stored payload fingerprint is this request's, under the key it names. A newer key not
+ * held here is a transient fault; a retired one (older than the current key and dropped from the
+ * ring) can no longer vouch for the payload: a conflict, as the rotation procedure documents.
+ */
+function matches(fingerprinter: Fingerprinter, stored: string, request: NotificationRequest): boolean {
+  const same = fingerprinter.payloadMatches(stored, request);
+  if (same !== undefined) return same;
+  if ((fingerprintVersion(stored) ?? 0) > fingerprinter.version) {
+    throw new FingerprintKeyNotHeldError(
+      `a stored payload fingerprint names a key newer than this instance's current version ${fingerprinter.version}`,
+    );
+  }
+  return false;
+}
+
 function compare(
   existing: { readonly payloadFingerprint: string } & Parameters<typeof toView>[0],
-  payloadFingerprint: string,
+  samePayload: (stored: { readonly payloadFingerprint: string }) => boolean,
 ): AdmissionOutcome {
-  if (existing.payloadFingerprint !== payloadFingerprint) {
+  if (!samePayload(existing)) {
     return { kind: 'conflict', idempotencyKey: existing.idempotencyKey };
   }
   return { kind: 'replayed', view: toView(existing) };
@@ -128,9 +163,9 @@ function compare(
 /** A request for an event another key admitted: the same payload is a replay of that command. */
 function compareEvent(
   first: { readonly payloadFingerprint: string } & Parameters<typeof toView>[0],
-  payloadFingerprint: string,
+  samePayload: (stored: { readonly payloadFingerprint: string }) => boolean,
 ): AdmissionOutcome {
-  if (first.payloadFingerprint !== payloadFingerprint) {
+  if (!samePayload(first)) {
     return { kind: 'event_conflict', idempotencyKey: first.idempotencyKey };
   }
   return { kind: 'replayed', view: toView(first) };

@@ -4,7 +4,8 @@ import { InvalidConfigurationError } from '../../../shared/domain/errors.js';
 import {
   canonicalPayload,
   createFingerprinter,
-  FINGERPRINT_VERSION,
+  fingerprintVersion,
+  parseFingerprintKeys,
 } from '../../../shared/domain/fingerprint.js';
 import type { NotificationRequest } from '../../../shared/domain/notification.js';
 import { aKey, aRequest, CODE, PHONE, RESET_URL, SECOND } from './fixtures.js';
@@ -25,8 +26,8 @@ describe('destination fingerprint', () => {
     const fingerprint = fingerprinter.destination(PHONE);
 
     // Assess
-    expect(FINGERPRINT_VERSION).toBe('fp1');
     expect(fingerprint).toMatch(/^fp1:[0-9a-f]{32}$/);
+    expect(fingerprintVersion(fingerprint)).toBe(1);
   });
 
   it('is deterministic: same key and number give the same value, also across instances', () => {
@@ -186,5 +187,83 @@ describe('payload fingerprint', () => {
 
     // Act / Assess
     expect(fingerprinter.payload(a)).not.toBe(fingerprinter.payload(b));
+  });
+});
+
+describe('fingerprint key ring (docs/security.md#fingerprint-key-rotation)', () => {
+  const before = createFingerprinter(aKey(1));
+  const ring = (current: number, ...versions: number[]) =>
+    createFingerprinter({ current, keys: versions.map((version) => ({ version, secret: aKey(version) })) });
+
+  it('names the current key in every new fingerprint: fp2/pf2 under version 2', () => {
+    // Prepare
+    const after = ring(2, 1, 2);
+
+    // Act
+    const destination = after.destination(PHONE);
+    const payload = after.payload(aRequest());
+
+    // Assess
+    expect(after.version).toBe(2);
+    expect(destination).toMatch(/^fp2:[0-9a-f]{32}$/);
+    expect(payload).toMatch(/^pf2:[0-9a-f]{64}$/);
+    expect(fingerprintVersion(payload)).toBe(2);
+    expect(destination.slice(4)).not.toBe(before.destination(PHONE).slice(4));
+  });
+
+  it("gives the number's fingerprint under every key held, the current one first", () => {
+    // Act
+    const all = ring(2, 1, 2).destinations(PHONE);
+
+    // Assess: under version 1 it is what the single key gave before the rotation.
+    expect(all).toEqual([ring(2, 2).destination(PHONE), before.destination(PHONE)]);
+    expect(before.destinations(PHONE)).toEqual([before.destination(PHONE)]);
+  });
+
+  it('matches a stored payload fingerprint under the key its version names', () => {
+    // Prepare
+    const request = aRequest();
+    const stored = before.payload(request);
+    const after = ring(2, 1, 2);
+
+    // Act / Assess
+    expect(after.payloadMatches(stored, request)).toBe(true);
+    expect(after.payloadMatches(stored, aRequest({ locale: 'fr' }))).toBe(false);
+    expect(after.payloadMatches(after.payload(request), request)).toBe(true);
+    expect(ring(2, 2).payloadMatches(stored, request)).toBeUndefined();
+    expect(before.payloadMatches('pf9:00', request)).toBeUndefined();
+    expect(before.payloadMatches('no-version', request)).toBeUndefined();
+  });
+
+  it('refuses a ring without its current version, or with one version twice', () => {
+    expect(() => ring(3, 1, 2)).toThrow(/version 3 is not among the keys \(1, 2\)/);
+    expect(() => ring(1, 1, 1)).toThrow(/one version twice/);
+    expect(() => ring(0, 0)).toThrow(InvalidConfigurationError);
+  });
+});
+
+describe('parseFingerprintKeys', () => {
+  const hex = (fill: number) => Buffer.from(aKey(fill)).toString('hex');
+  const decode = (text: string) => new Uint8Array(Buffer.from(text, 'hex'));
+
+  it('reads one bare key as version 1 (every key before rotation existed)', () => {
+    expect(parseFingerprintKeys(hex(1), decode, 'KEY')).toEqual([{ version: 1, secret: aKey(1) }]);
+  });
+
+  it('reads a ring of versioned keys', () => {
+    expect(parseFingerprintKeys(` 1:${hex(1)} , 2:${hex(2)}`, decode, 'KEY')).toEqual([
+      { version: 1, secret: aKey(1) },
+      { version: 2, secret: aKey(2) },
+    ]);
+  });
+
+  it('names the source and never the value when an entry of a ring has no version', () => {
+    // Act
+    const act = () => parseFingerprintKeys(`1:${hex(1)},${hex(2)}`, decode, 'KEY');
+
+    // Assess
+    expect(act).toThrow(/KEY: entry 2 is not <version>:<key>/);
+    expect(act).not.toThrow(hex(2));
+    expect(() => parseFingerprintKeys(' ', decode, 'KEY')).toThrow('KEY is empty');
   });
 });
