@@ -14,6 +14,16 @@ export {
   type SnsNotification,
 } from './events.js';
 export {
+  type FailedInvocationRecord,
+  isFailedInvocationRecord,
+  isSqsRecordsEvent,
+  type KeptReceipt,
+  keptReceiptOf,
+  keptReceiptsOf,
+  keptReceiptsOfDeadLetters,
+  type SqsRecordsEvent,
+} from './kept-receipts.js';
+export {
   createEumProvider,
   EUM_CAPABILITIES,
   EUM_CLIENT_CONFIG,
@@ -29,5 +39,7 @@ export {
   type EumReceiptDeps,
   type EumReceiptReport,
   ingestEumNotification,
+  type KeepReceipts,
+  redriveKeptReceipts,
   type SnsLambdaEvent,
 } from './receipts.js';
