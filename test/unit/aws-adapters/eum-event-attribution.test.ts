@@ -5,6 +5,7 @@
  * outcome) written through the same store as the real receipts use case.
  */
 import { describe, expect, it } from 'vitest';
+import { keepProviderMessageIds } from '../../../shared/composition/outcome-write.js';
 import { decideDispatch, recordSendOutcome } from '../../../shared/domain/dispatch.js';
 import { applyTransition, type NotificationRecord } from '../../../shared/domain/notification.js';
 import { ReasonCode as R, NotificationState as S } from '../../../shared/domain/states.js';
@@ -62,6 +63,14 @@ async function aPipeline(seed: NotificationRecord) {
       }
       return results;
     },
+    /** The sender's store as production composes it: it keeps a returned id as late evidence. */
+    writeOutcomeAsComposed: async (claimed: NotificationRecord, messageId: string) =>
+      keepProviderMessageIds(store, { clock, policy, sleep: async () => {} }).transition(
+        applyTransition(
+          claimed,
+          recordSendOutcome(claimed, { kind: 'accepted', messageId }, clock.now(), policy),
+        ),
+      ),
     /** The sender writes its call's answer against the record it claimed (as the sender does). */
     writeOutcome: async (claimed: NotificationRecord, messageId: string) =>
       store.transition(
@@ -189,6 +198,20 @@ describe('an event that outruns the outcome write is not lost (issue 24 item 4)'
     expect(record.nextAttemptAt).toBeLessThanOrEqual(p.clock.now());
     expect('leaseUntil' in record || 'leaseOwner' in record).toBe(false);
     expect((await p.claim()).attempts).toBe(2);
+  });
+
+  it("the sender's composed store does not bring the blocked message back as late evidence", async () => {
+    // Prepare
+    const seed = claimedAttempt1();
+    const p = await aPipeline(seed);
+    await p.deliver(anEvent('TEXT_PROTECT_BLOCKED', true, 1, 'SM-1'));
+
+    // Act
+    const outcome = await p.writeOutcomeAsComposed(seed, 'SM-1');
+
+    // Assess
+    expect(outcome.kind).toBe('stale');
+    expect(await p.current()).toMatchObject({ state: S.accepted, lastReason: R.providerNotSent });
   });
 
   it('a late TEXT_QUEUED of that blocked message does not bring the record back to sent', async () => {
