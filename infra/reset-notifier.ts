@@ -95,6 +95,7 @@ export function functionEnvironment(
     }),
     ...storage.fingerprintKeyEnvironment,
     ...settingsEnv({
+      fingerprintKeyVersion: settings.fingerprintKeyVersion,
       evidenceRetention: settings.evidenceRetentionDays,
       maxExpiry: settings.maxExpiryHours,
       dispatchMargin: timing.dispatchMargin.toSeconds(),

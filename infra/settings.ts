@@ -114,6 +114,11 @@ export interface ResetNotifierProps {
    * at least 32 bytes). @default - a generated secret
    */
   readonly fingerprintKeySecret?: ISecret;
+  /**
+   * The version of the fingerprint key that fingerprints new commands, when the key value holds a
+   * ring `<version>:<key>,...` (docs/security.md#fingerprint-key-rotation). @default 1
+   */
+  readonly fingerprintKeyVersion?: number;
   /** Retention of the functions' and the API's log groups. @default THREE_MONTHS */
   readonly logRetention?: RetentionDays;
   /** Stage throttling of the HTTP API. @default { rateLimit: 50, burstLimit: 100 } */
@@ -195,6 +200,7 @@ export interface ResolvedSettings {
   readonly abuseLimitEnvironment: Readonly<Record<string, string>>;
   readonly timing: Required<TimingSettings>;
   readonly fingerprintKey: FingerprintKeySource;
+  readonly fingerprintKeyVersion: number;
   readonly logRetention: RetentionDays;
   readonly apiThrottle: { readonly rateLimit: number; readonly burstLimit: number };
   readonly apiInvokers: readonly IGrantable[];
@@ -303,6 +309,9 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     fail('apiThrottle limits must be positive');
 
   const fingerprintKey = fingerprintKeySource(props, fail);
+  const fingerprintKeyVersion = props.fingerprintKeyVersion ?? SETTINGS.fingerprintKeyVersion.aws;
+  if (!Number.isInteger(fingerprintKeyVersion) || fingerprintKeyVersion < 1)
+    fail('fingerprintKeyVersion must be a whole number from 1');
   const apiInvokerPrincipals = props.apiInvokerPrincipals ?? [];
   for (const principal of apiInvokerPrincipals) {
     if (!isAccountId(principal) && !isRoleArn(principal)) {
@@ -335,6 +344,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     abuseLimitEnvironment,
     timing,
     fingerprintKey,
+    fingerprintKeyVersion,
     logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
     apiThrottle,
     apiInvokers: props.apiInvokers ?? [],

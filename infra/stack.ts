@@ -116,6 +116,7 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
   };
   const invokers = [...list(CONTEXT_KEYS.apiInvokerPrincipals), ...list(CONTEXT_KEYS.apiInvokerRoleArns)];
   const secretArn = get(CONTEXT_KEYS.fingerprintKeySecretArn);
+  const keyVersion = number(CONTEXT_KEYS.fingerprintKeyVersion);
   const alarmEmail = get(CONTEXT_KEYS.alarmEmail);
   const reserved = number(CONTEXT_KEYS.reconcilerReservedConcurrency);
   const sendsPerHourAlarm = number(CONTEXT_KEYS.sendsPerHourAlarm);
@@ -133,6 +134,7 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
       : {
           fingerprintKeySecret: Secret.fromSecretCompleteArn(stack, 'FingerprintKeySecret', secretArn),
         }),
+    ...(keyVersion === undefined ? {} : { fingerprintKeyVersion: keyVersion }),
     ...(alarmEmail === undefined ? {} : { alarmEmail }),
     ...(reserved === undefined ? {} : { reconcilerReservedConcurrency: reserved }),
     ...(sendsPerHourAlarm === undefined ? {} : { sendsPerHourAlarm }),

@@ -179,6 +179,24 @@ describe('storage: the notification table and its keys', () => {
     expect(envOf(withSecret).FINGERPRINT_KEY_PARAMETER).toBeUndefined();
   });
 
+  it('tells every function that reads the key which version is current (1 unless given)', () => {
+    // Act
+    const { template: rotated } = synthTemplate({ fingerprintKeyVersion: 2 });
+
+    // Assess: docs/security.md#fingerprint-key-rotation, step 3.
+    const versions = (t: typeof template) =>
+      Object.values(t.findResources('AWS::Lambda::Function'))
+        .map((f) => f.Properties.Environment?.Variables ?? {})
+        .filter((env) => env.FINGERPRINT_KEY_SECRET_ARN !== undefined)
+        .map((env) => env.FINGERPRINT_KEY_VERSION);
+    expect(versions(rotated).length).toBeGreaterThanOrEqual(2);
+    expect(new Set(versions(rotated))).toEqual(new Set(['2']));
+    expect(new Set(versions(template))).toEqual(new Set(['1']));
+    expect(() => synthTemplate({ fingerprintKeyVersion: 0 })).toThrow(
+      /fingerprintKeyVersion must be a whole number/,
+    );
+  });
+
   it('rejects fingerprint key settings that cannot work, naming the setting', () => {
     expect(() => synthTemplate({ fingerprintKeyParameterName: 'has space' })).toThrow(
       /fingerprintKeyParameterName "has space" is not an SSM parameter name/,
