@@ -63,6 +63,12 @@ export interface AwsSimulatorOptions {
   readonly eventsUrl?: string;
   /** Base delay before an event is published; default 100 ms. */
   readonly eventDelayMs?: number;
+  /**
+   * Up to this much more delay, drawn per event: events are published in no guaranteed order (SNS
+   * does not order a standard topic's notifications), so one message's TEXT_QUEUED can come after
+   * its final event and an earlier attempt's events after a later attempt's. Default 0 (in order).
+   */
+  readonly eventReorderMs?: number;
   /** Delay between redeliveries of an event answered 5xx or not at all; default 20 s (SNS's HTTP default). */
   readonly eventRetryDelayMs?: number;
   /** Delivery-status log lag after the outcome; default 2000 ms. */
@@ -126,6 +132,7 @@ function stateFrom(options: AwsSimulatorOptions, kernel: SimulatorKernel): AwsSt
     logLagMs: options.logLagMs ?? 2_000,
     samplingRate: options.logSuccessSamplingRate ?? 1,
     eventDelayMs: options.eventDelayMs ?? 100,
+    eventReorderMs: options.eventReorderMs ?? 0,
     eventRetryDelayMs: options.eventRetryDelayMs ?? 20_000,
     configurationSets: options.configurationSets,
     eventsUrl: options.eventsUrl,

@@ -83,6 +83,8 @@ export interface AwsState {
   readonly logLagMs: number;
   readonly samplingRate: number;
   readonly eventDelayMs: number;
+  /** Up to this much more delay per event, drawn at random: no guaranteed order. */
+  readonly eventReorderMs: number;
   readonly eventRetryDelayMs: number;
   readonly configurationSets: readonly string[] | undefined;
   /** Where End User Messaging events are posted; none when unset. */
@@ -218,6 +220,7 @@ function scheduleEvents(sim: AwsState, message: AwsMessage) {
       step.at -
       sim.kernel.clock.now() +
       sim.eventDelayMs +
+      Math.floor(sim.random() * sim.eventReorderMs) +
       (fault?.mode === 'receipt_delay' ? fault.delayMs : 0);
     sim.kernel.later(delay, () => void postEvent(sim, message, step, notificationId, false));
     // SNS is at-least-once: a redelivery keeps the notification's MessageId.

@@ -65,3 +65,56 @@ describe('AWS simulator: TEXT_TTL_EXPIRED when the TimeToLive ends', () => {
     expect((await ledger(sim))[0]).toMatchObject({ status: 'failed', handed_off: false });
   });
 });
+
+describe('AWS simulator: events in no guaranteed order (eventReorderMs)', () => {
+  it("publishes some message's final event before its TEXT_QUEUED, each event keeping its own timestamp", async () => {
+    // Prepare: a seeded draw, so the run is the same every time.
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed / 2_147_483_648;
+    };
+    const clock = new ManualClock(T0);
+    const receiver = await startReceiver();
+    running.push(() => receiver.stop());
+    const sim = await startAwsSimulator({
+      statusDelaysMs: { sent: 200, delivered: 1_000 },
+      eventDelayMs: 0,
+      eventReorderMs: 5_000,
+      random,
+      clock,
+    });
+    running.push(() => sim.stop());
+    sim.setEventsUrl(receiver.url);
+    for (let i = 0; i < 10; i++) {
+      await eumProvider(sim).send(aSendCommand({ idempotencyKey: `reset-${i}` }));
+    }
+
+    // Act
+    clock.advance(10_000);
+    const posts = await receiver.waitFor(30);
+
+    // Assess
+    const events = posts.map(
+      (p) =>
+        JSON.parse((JSON.parse(p.body) as { Message: string }).Message) as {
+          eventType: string;
+          messageId: string;
+          eventTimestamp: number;
+          messageRequestTimestamp: number;
+        },
+    );
+    const byMessage = new Map<string, typeof events>();
+    for (const e of events) byMessage.set(e.messageId, [...(byMessage.get(e.messageId) ?? []), e]);
+    const queuedLast = [...byMessage.values()].filter(
+      (list) => list.findIndex((e) => e.eventType === 'TEXT_QUEUED') > 0,
+    );
+    expect(queuedLast.length).toBeGreaterThan(0);
+    for (const e of events) {
+      const offset = e.eventTimestamp - e.messageRequestTimestamp;
+      expect({ [e.eventType]: offset }).toEqual({
+        [e.eventType]: { TEXT_QUEUED: 0, TEXT_SUCCESSFUL: 200, TEXT_DELIVERED: 1_000 }[e.eventType],
+      });
+    }
+  });
+});
