@@ -1,14 +1,17 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { composeReconciler } from '../composition/handlers.js';
+import { fingerprinterFor } from '../composition/secrets.js';
 import { createServiceRuntime } from '../composition.js';
+import { loadConfig } from '../config.js';
 import { ALL_STATES } from '../domain/states.js';
-import { SETTINGS } from '../settings.js';
-import { queueUrlsFor } from './connection.js';
+import { SETTINGS, settingsEnv } from '../settings.js';
+import { type GlobalOptions, queueUrlsFor, readLocalKeys } from './connection.js';
 import { runDlqList, runDlqRedrive } from './dlq.js';
 import { runExport } from './export/export.js';
 import { silentProgress, streamProgress } from './export/progress.js';
 import { createDynamoEvidenceSource } from './export/source.js';
+import { runFingerprint } from './fingerprint.js';
 import { UsageError } from './output.js';
 import { runReconcile } from './reconcile.js';
 import type { CommandContext, Session } from './session.js';
@@ -202,3 +205,37 @@ async function runReconcilerPass(session: Session, { io }: CommandContext, limit
   });
   return pass();
 }
+
+/**
+ * `fingerprint [--json]`: numbers on standard input, their destination fingerprints under every
+ * key the configuration holds (docs/security.md#fingerprint-key-rotation). Needs only the
+ * fingerprint key (no table, no queue): `FINGERPRINT_KEY` or `--data-dir` locally; in AWS
+ * `FINGERPRINT_KEY_SECRET_ARN` or `FINGERPRINT_KEY_PARAMETER` and `FINGERPRINT_KEY_VERSION`.
+ */
+export function registerFingerprintCommand(program: Command, { io, exitCode }: CommandContext): void {
+  program
+    .command('fingerprint')
+    .description(
+      'print the destination fingerprints (under every key held, the current first) of the numbers ' +
+        'read from standard input, one per line, to relate evidence across a key rotation; never prints a number',
+    )
+    .option('--json', 'print JSON: {current_version, entries: [{line, destination_fingerprints}]}')
+    .action(async (options: { json?: boolean }, command: Command) => {
+      const globals = command.optsWithGlobals() as GlobalOptions;
+      const keys = globals.dataDir ? await readLocalKeys(globals.dataDir) : undefined;
+      const config = loadConfig({ ...io.env, ...settingsEnv({ fingerprintKey: keys?.fingerprintKey }) });
+      const fingerprinter = await fingerprinterFor(config, io.clock).catch((error: Error) => {
+        throw new UsageError(
+          `${error.message}. fingerprint needs the service's fingerprint key: against \`npm start\`, ` +
+            `pass its --data-dir DIR (or set ${SETTINGS.fingerprintKey.env}); in AWS, set ` +
+            `${SETTINGS.fingerprintKeySecret.env} or ${SETTINGS.fingerprintKeyParameter.env}, and ${SETTINGS.fingerprintKeyVersion.env}`,
+        );
+      });
+      exitCode.value = await runFingerprint(
+        { fingerprinter, lines: io.lines?.() ?? emptyLines(), out: io.out, err: io.err },
+        options.json ? { json: true } : {},
+      );
+    });
+}
+
+async function* emptyLines(): AsyncIterable<string> {}

@@ -1,9 +1,11 @@
+import { createInterface } from 'node:readline';
 import { Command, CommanderError } from 'commander';
 import { systemClock } from '../domain/clock.js';
 import { SETTINGS } from '../settings.js';
 import {
   registerDlqCommands,
   registerEvidenceCommands,
+  registerFingerprintCommand,
   registerReconcileCommand,
   registerStatusCommand,
 } from './commands.js';
@@ -18,7 +20,13 @@ const PROFILE = SETTINGS.awsProfile.env;
 
 /** The real process: stdout, stderr, environment, wall clock. */
 function processIo(): CliIo {
-  return { out: process.stdout, err: process.stderr, env: process.env, clock: systemClock };
+  return {
+    out: process.stdout,
+    err: process.stderr,
+    env: process.env,
+    clock: systemClock,
+    lines: () => createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY }),
+  };
 }
 
 /**
@@ -34,6 +42,7 @@ function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Comman
   registerEvidenceCommands(program, context);
   registerDlqCommands(program, context);
   registerReconcileCommand(program, context);
+  registerFingerprintCommand(program, context);
   return program;
 }
 

@@ -18,6 +18,8 @@ export interface CliIo {
   readonly err: TextOut;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clock: Clock;
+  /** Standard input, line by line (`fingerprint` reads numbers there); none = empty. */
+  readonly lines?: () => AsyncIterable<string>;
 }
 
 /** Clients opened for one command, closed when it ends. */
