@@ -472,9 +472,9 @@ export function checkAdmissions(
 }
 
 /**
- * Abuse limits under pumping (docs/design.md#abuse-limits): no destination or country window ever holds
- * more admitted commands than its budget; every 429 came when a window of that destination or
- * country was full; no key got both a 2xx and a 429; no pumping POST ended in a 5xx; and a pumping
+ * Abuse limits under pumping (docs/design.md#abuse-limits): no destination window (any span of its
+ * length: they slide) nor country window (fixed, clock-aligned) ever holds more admitted commands
+ * than its budget; every 429 came when a window of that destination or country was full; no key got both a 2xx and a 429; no pumping POST ended in a 5xx; and a pumping
  * POST is only ever admitted, replayed or refused as rate limited.
  */
 export function checkBudgets(
@@ -485,18 +485,24 @@ export function checkBudgets(
   const problems: string[] = [];
   const bucketOf = (w: RateWindow, at: number) => Math.floor(at / w.windowMs);
   const byKey = new Map(commands.map((c) => [c.idempotencyKey, c]));
-  // Admitted commands per destination window, over every command of the run.
-  const perDestination = new Map<string, number>();
+  // Admission times per destination, over every command of the run: its windows slide, so a
+  // window is any span of its length (docs/abuse-limits.md#budgets).
+  const admittedAt = new Map<string, number[]>();
   for (const c of commands) {
-    for (const w of budgets.destination) {
-      const id = `${c.destinationFingerprint}#${w.label}#${bucketOf(w, c.createdAt)}`;
-      perDestination.set(id, (perDestination.get(id) ?? 0) + 1);
-    }
+    admittedAt.set(c.destinationFingerprint, [
+      ...(admittedAt.get(c.destinationFingerprint) ?? []),
+      c.createdAt,
+    ]);
   }
-  for (const [id, count] of perDestination) {
-    const label = id.split('#')[1];
-    const limit = budgets.destination.find((w) => w.label === label)?.limit ?? 0;
-    if (count > limit) problems.push(`destination window ${label}: ${count} admitted, budget ${limit}`);
+  for (const times of admittedAt.values()) times.sort((a, b) => a - b);
+  /** Admissions to a destination in the window of `w` that ends at `t`: (t - length, t]. */
+  const inWindow = (times: readonly number[], w: RateWindow, t: number) =>
+    times.filter((x) => x > t - w.windowMs && x <= t).length;
+  for (const times of admittedAt.values()) {
+    for (const w of budgets.destination) {
+      const most = Math.max(0, ...times.map((t) => inWindow(times, w, t)));
+      if (most > w.limit) problems.push(`destination window ${w.label}: ${most} admitted, budget ${w.limit}`);
+    }
   }
   // Admitted pumping commands per country window (normal events go to countries without budgets).
   const countryWindows = (country: string) => {
@@ -525,9 +531,9 @@ export function checkBudgets(
     const c = byKey.get(p.idempotencyKey);
     if (c) fingerprintOf.set(p.target, c.destinationFingerprint);
   }
-  // A window's buckets the service may have named while deciding (between sending and answer):
-  // a burst answered slowly across a window's end was decided in the window that ended, and the
-  // next one may still have room (a fixed slack after the answer missed answers slower than it).
+  // A country window's buckets the service may have named while deciding (between sending and
+  // answer): a burst answered slowly across a window's end was decided in the window that ended,
+  // and the next one may still have room (a fixed slack after the answer missed answers slower).
   const bucketsOf = (w: RateWindow, p: PumpingObservation) => {
     const out: number[] = [];
     for (let b = bucketOf(w, Math.min(p.sentAt, p.at)); b <= bucketOf(w, p.at); b++) out.push(b);
@@ -535,10 +541,13 @@ export function checkBudgets(
   };
   const full = (p: PumpingObservation) => {
     const fp = fingerprintOf.get(p.target);
-    const destinationFull = budgets.destination.some(
-      (w) =>
-        fp !== undefined &&
-        bucketsOf(w, p).some((b) => (perDestination.get(`${fp}#${w.label}#${b}`) ?? 0) >= w.limit),
+    const times = fp === undefined ? [] : (admittedAt.get(fp) ?? []);
+    // Decided between sending and answer: the fullest a window was then is at the start or at an
+    // admission in between (a sliding count only grows at admissions).
+    const from = Math.min(p.sentAt, p.at);
+    const decisionTimes = [from, ...times.filter((t) => t > from && t <= p.at)];
+    const destinationFull = budgets.destination.some((w) =>
+      decisionTimes.some((t) => inWindow(times, w, t) >= w.limit),
     );
     const countryFull = countryWindows(p.country).some((w) =>
       bucketsOf(w, p).some((b) => (perCountry.get(`${p.country}#${w.label}#${b}`) ?? 0) >= w.limit),

@@ -1,7 +1,11 @@
 /**
- * Destination and country budgets (docs/design.md#abuse-limits): how many commands may be admitted per
- * subject per window. Pure: parsing the settings and naming the fixed-window counters an admission
- * must increment. The store enforces them atomically with the admission write.
+ * Destination and country budgets (docs/abuse-limits.md#budgets): how many commands may be admitted per
+ * subject per window. Pure: parsing the settings, naming the items an admission must update and
+ * deciding from their contents. The store enforces them atomically with the admission write.
+ *
+ * A destination's budgets are sliding windows over its admission log (at most 3 in any 15
+ * minutes, not 3 per clock quarter-hour); country budgets are fixed clock windows (a cost cap
+ * over many numbers: a log of thousands of entries per admission would cost more than it saves).
  */
 import { InvalidConfigurationError } from './errors.js';
 import type { EpochMs } from './notification.js';
@@ -30,7 +34,7 @@ export const DEFAULT_DESTINATION_LIMITS = '3/15m,10/24h';
 /** No budgets at all. */
 export const NO_BUDGETS: BudgetPolicy = { destination: [], country: [] };
 
-/** One window of one counter: the attribute that counts it, its budget and when it ends. */
+/** One fixed window of one counter: the attribute that counts it, its budget and when it ends. */
 export interface BudgetTally {
   /** `n_15m_<bucket>`: the window's length and bucket number, so a new window counts from zero. */
   readonly attribute: string;
@@ -40,16 +44,45 @@ export interface BudgetTally {
 }
 
 /**
- * One counter item an admission increments. Windows that nest (15 minutes inside 24 hours: both
- * aligned to the epoch, one a multiple of the other) share an item, one attribute each, so the
- * default budgets cost one extra item in the admission transaction, not two.
+ * One fixed-window counter item an admission increments. Windows that nest (1 hour inside 24
+ * hours: both aligned to the epoch, one a multiple of the other) share an item, one attribute
+ * each. `kind` absent means this kind.
  */
-export interface BudgetCounter {
-  /** `LIMIT#dst#<fingerprint>#24h#<bucket>` or `LIMIT#cc#<country>#1h#<bucket>`: never a phone number. */
+export interface WindowCounter {
+  readonly kind?: 'windows';
+  /** `LIMIT#cc#<country>#1h#<bucket>`: never a phone number. */
   readonly key: string;
   readonly scope: 'destination' | 'country';
   readonly tallies: readonly BudgetTally[];
 }
+
+/**
+ * One subject's admission log, newest first: the times of its latest admissions, so every
+ * window is a sliding one. An admission is allowed when, for every window, fewer than `limit`
+ * entries are younger than `windowMs`: the `limit`-th newest entry (index `limit - 1`) is absent
+ * or at least `windowMs` old. The admission adds `at` in front. Only the first `keep` entries
+ * (the largest limit) can ever matter; the list may grow to `compactAt`, then the writer rewrites
+ * it to its `keep` newest (see {@link compactedLog}), so a hot number's item stays small.
+ */
+export interface AdmissionLog {
+  readonly kind: 'log';
+  /** `LIMIT#dst#<fingerprint>`: one item per number, never the number itself. */
+  readonly key: string;
+  readonly scope: 'destination' | 'country';
+  /** The attribute holding the list of admission times (epoch ms). */
+  readonly attribute: string;
+  /** This admission's time: the entry it adds, and the end of every window it checks. */
+  readonly at: EpochMs;
+  readonly windows: readonly RateWindow[];
+  readonly keep: number;
+  readonly compactAt: number;
+}
+
+/** An item an admission updates: a destination's log or a country's fixed windows. */
+export type BudgetCounter = WindowCounter | AdmissionLog;
+
+/** The attribute of a destination's admission log. */
+export const ADMISSION_LOG_ATTRIBUTE = 'admitted_at';
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -88,8 +121,9 @@ export function parseCountryLimits(raw: string, name = 'country limits'): Countr
 }
 
 /**
- * The counters an admission to `destinationFingerprint` (in `country`, when known) must
- * increment at `now`. A country with budgets of its own uses those, others the catch-all ones.
+ * The items an admission to `destinationFingerprint` (in `country`, when known) must update at
+ * `now`: the number's admission log (its sliding windows) and the country's fixed-window
+ * counters. A country with budgets of its own uses those, others the catch-all ones.
  */
 export function budgetCounters(
   policy: BudgetPolicy,
@@ -97,15 +131,61 @@ export function budgetCounters(
   country: string | undefined,
   now: EpochMs,
 ): BudgetCounter[] {
-  const out = grouped(policy.destination).map((windows) =>
-    counterOf('destination', `dst#${destinationFingerprint}`, windows, now),
-  );
+  const out: BudgetCounter[] = [];
+  if (policy.destination.length > 0) {
+    const keep = Math.max(...policy.destination.map((w) => w.limit));
+    out.push({
+      kind: 'log',
+      key: `LIMIT#dst#${destinationFingerprint}`,
+      scope: 'destination',
+      attribute: ADMISSION_LOG_ATTRIBUTE,
+      at: now,
+      windows: policy.destination,
+      keep,
+      compactAt: 2 * keep,
+    });
+  }
   if (country !== undefined) {
     const own = policy.country.filter((w) => w.country === country);
     const applicable = own.length > 0 ? own : policy.country.filter((w) => w.country === undefined);
     out.push(...grouped(applicable).map((windows) => counterOf('country', `cc#${country}`, windows, now)));
   }
   return out;
+}
+
+/** The admission times a stored log holds, newest first (anything else in the list is ignored). */
+export function storedLog(stored: Readonly<Record<string, unknown>> | undefined, counter: AdmissionLog) {
+  const value = stored?.[counter.attribute];
+  return Array.isArray(value) ? value.filter((t): t is number => typeof t === 'number') : [];
+}
+
+/** The windows of `counter` that `log` leaves no room in (each with the time it frees up). */
+function fullWindows(counter: AdmissionLog, log: readonly number[]) {
+  return counter.windows.flatMap((w) => {
+    const oldestCounted = log[w.limit - 1];
+    return oldestCounted !== undefined && oldestCounted > counter.at - w.windowMs
+      ? [{ window: w, freesAt: oldestCounted + w.windowMs }]
+      : [];
+  });
+}
+
+/** Whether `log` (newest first) leaves room for one more admission at `counter.at` in every window. */
+export function logAdmits(counter: AdmissionLog, log: readonly number[]): boolean {
+  return fullWindows(counter, log).length === 0;
+}
+
+/** Whether a counter item as stored (`undefined`: none yet) has room for this admission in every window. */
+export function hasRoom(
+  counter: BudgetCounter,
+  stored: Readonly<Record<string, unknown>> | undefined,
+): boolean {
+  if (counter.kind === 'log') return logAdmits(counter, storedLog(stored, counter));
+  return counter.tallies.every((t) => Number(stored?.[t.attribute] ?? 0) < t.limit);
+}
+
+/** The log after this admission, cut to the entries that can still matter (see {@link AdmissionLog}). */
+export function compactedLog(counter: AdmissionLog, log: readonly number[]): number[] {
+  return [counter.at, ...log.slice(0, counter.keep - 1)];
 }
 
 /** Windows grouped under the longest one they nest in (its length a multiple of theirs). */
@@ -124,7 +204,7 @@ function counterOf(
   subject: string,
   windows: readonly RateWindow[],
   now: EpochMs,
-): BudgetCounter {
+): WindowCounter {
   const head = windows[0] as RateWindow;
   const tallies = windows.map((w) => {
     const bucket = Math.floor(now / w.windowMs);
@@ -134,17 +214,30 @@ function counterOf(
 }
 
 /**
- * When a refused admission may succeed: the latest end among the windows that are full (`counts`
- * holds the counter's attributes as stored); every window of the counter when they are unknown.
+ * When a refused admission may succeed, from the counter item as stored (`undefined`: unknown).
+ * A log frees up when the oldest entry each full window counts leaves it; fixed windows at the
+ * latest end among the full ones. Unknown contents: every window's longest wait.
  */
 export function freesAt(
   counter: BudgetCounter,
-  counts: Readonly<Record<string, unknown>> | undefined,
+  stored: Readonly<Record<string, unknown>> | undefined,
 ): EpochMs {
+  if (counter.kind === 'log') {
+    const full = stored === undefined ? [] : fullWindows(counter, storedLog(stored, counter));
+    if (full.length === 0) return counter.at + Math.max(...counter.windows.map((w) => w.windowMs));
+    return Math.max(...full.map((f) => f.freesAt));
+  }
   const full = counter.tallies.filter(
-    (t) => counts === undefined || Number(counts[t.attribute] ?? 0) >= t.limit,
+    (t) => stored === undefined || Number(stored[t.attribute] ?? 0) >= t.limit,
   );
   return Math.max(...(full.length > 0 ? full : counter.tallies).map((t) => t.windowEndsAt));
+}
+
+/** When nothing in the counter's item can matter any more (its TTL follows from this). */
+export function counterExpiresAt(counter: BudgetCounter): EpochMs {
+  return counter.kind === 'log'
+    ? counter.at + Math.max(...counter.windows.map((w) => w.windowMs))
+    : Math.max(...counter.tallies.map((t) => t.windowEndsAt));
 }
 
 /** Whole seconds from `now` until `freeAt` (at least 1): the `Retry-After` value. */

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EVENT_GUARD_PREFIX } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
-import { DEFAULT_DESTINATION_LIMITS } from '../../shared/domain/budgets.js';
+import { ADMISSION_LOG_ATTRIBUTE, DEFAULT_DESTINATION_LIMITS } from '../../shared/domain/budgets.js';
 import { startApiHarness } from '../support/api-harness.js';
 import { aRequestBody, TEST_PHONE } from '../support/fixtures.js';
 import { ManualClock } from '../support/manual-clock.js';
@@ -20,7 +20,7 @@ afterEach(async () => {
   api = undefined;
 });
 
-/** A clock 10 minutes into a 15-minute window, so the expected Retry-After is exactly 300 s. */
+/** A clock 10 minutes into a clock quarter-hour (where a fixed window would end in 300 s). */
 function clockInsideWindow(): ManualClock {
   return new ManualClock(Math.floor(Date.now() / FIFTEEN_MINUTES) * FIFTEEN_MINUTES + 10 * 60_000);
 }
@@ -41,11 +41,13 @@ async function items(harness: Harness) {
     commands: all.filter((i) => i[TableSchema.sortKey] === TableSchema.commandSortKey),
     counters,
     guards: limits.filter(isGuard),
-    /** Every window's count, e.g. `[3, 3]` for the 15-minute and 24-hour windows of one number. */
+    /** Each number's admissions as its log holds them (newest first), or a country's window counts. */
     tallies: counters.flatMap((c) =>
-      Object.entries(c)
-        .filter(([name]) => name.startsWith('n_'))
-        .map(([, n]) => Number(n)),
+      Array.isArray(c[ADMISSION_LOG_ATTRIBUTE])
+        ? [(c[ADMISSION_LOG_ATTRIBUTE] as unknown[]).length]
+        : Object.entries(c)
+            .filter(([name]) => name.startsWith('n_'))
+            .map(([, n]) => Number(n)),
     ),
     all,
   };
@@ -63,7 +65,8 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     expect(statuses.filter((s) => s === 202)).toHaveLength(3);
     expect(statuses.filter((s) => s === 429)).toHaveLength(197);
     const refused = responses.find((r) => r.status === 429);
-    expect(refused?.headers.get('retry-after')).toBe('300');
+    // All three at one instant: the number frees up when they are 15 minutes old.
+    expect(refused?.headers.get('retry-after')).toBe('900');
     expect(await refused?.json()).toEqual({
       code: 'destination_rate_limited',
       message: 'too many notifications to this destination; retry later',
@@ -72,7 +75,7 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     expect(stored.commands).toHaveLength(3);
     expect(stored.guards).toHaveLength(3);
     expect(stored.counters).toHaveLength(1);
-    expect(stored.tallies).toEqual([3, 3]);
+    expect(stored.tallies).toEqual([3]);
     expect(JSON.stringify(stored.all)).not.toContain(TEST_PHONE);
     expect(api.refusals.filter((r) => r.code === 'destination_rate_limited')).toHaveLength(197);
     expect(api.errors).toEqual([]);
@@ -112,7 +115,27 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     expect((await items(api)).tallies).toEqual([1]);
   });
 
-  it('frees the destination when its window ends (Retry-After is the time until then)', async () => {
+  it('slides: 3 resets a minute before a clock quarter-hour leave no room a minute after it', async () => {
+    // Prepare: the default 3/15m spent at xx:14 (a fixed window reopened at xx:15: 6 SMS in 2 minutes).
+    const quarter = Math.floor(Date.now() / FIFTEEN_MINUTES) * FIFTEEN_MINUTES + FIFTEEN_MINUTES;
+    const { api, clock } = await start(
+      { DESTINATION_LIMITS: DEFAULT_DESTINATION_LIMITS },
+      new ManualClock(quarter - 60_000),
+    );
+    for (let i = 0; i < 3; i++) expect((await api.post(aRequestBody({}, clock.now()))).status).toBe(202);
+    // Act
+    clock.advance(2 * 60_000);
+    const after = [];
+    for (let i = 0; i < 3; i++) after.push(await api.post(aRequestBody({}, clock.now())));
+    clock.advance(13 * 60_000);
+    const later = await api.post(aRequestBody({}, clock.now()));
+    // Assess: refused until the first is 15 minutes old (13 minutes on), then admitted.
+    expect(after.map((r) => [r.status, r.headers.get('retry-after')])).toEqual(Array(3).fill([429, '780']));
+    expect(later.status).toBe(202);
+    expect((await items(api)).commands).toHaveLength(4);
+  });
+
+  it('frees the destination when its oldest admission leaves the window (Retry-After is the time until then)', async () => {
     // Prepare
     const { api, clock } = await start({ DESTINATION_LIMITS: '1/15m' });
     expect((await api.post(aRequestBody({}, clock.now()))).status).toBe(202);
@@ -122,7 +145,7 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     clock.advance(retryAfter * 1000);
     const later = await api.post(aRequestBody({}, clock.now()));
     // Assess
-    expect([refused.status, retryAfter, later.status]).toEqual([429, 300, 202]);
+    expect([refused.status, retryAfter, later.status]).toEqual([429, 900, 202]);
   });
 
   it('stays off with DESTINATION_LIMITS=off: no counter items, a bare admission', async () => {

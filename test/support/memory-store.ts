@@ -6,7 +6,8 @@
  * reconciler's cursor is guarded by version; a poison item (one the DynamoDB adapter could not
  * parse) can be planted with {@link MemoryNotificationStore.plantCorrupt}. Budget counters behave
  * like the adapter's transaction: an existing key wins (nothing counted), a full counter refuses
- * (nothing written), otherwise the command and every increment are written together. One
+ * (nothing written: a destination's log without room in a sliding window, a fixed window at its
+ * limit), otherwise the command and every entry or increment are written together. One
  * command per event: a second key for an admitted (`event_id`, channel, template) gets
  * `event_taken` (after `exists`, before any budget), as the adapter's event guard does. For
  * model-based tests.
@@ -15,7 +16,13 @@
 import { CorruptItemError } from '../../shared/adapters/dynamodb/errors.js';
 import { DUE_LANE_SHARDS, dueShardOf, newWriteId } from '../../shared/adapters/dynamodb/item-mapping.js';
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
-import { type BudgetCounter, freesAt } from '../../shared/domain/budgets.js';
+import {
+  type BudgetCounter,
+  compactedLog,
+  freesAt,
+  logAdmits,
+  type WindowCounter,
+} from '../../shared/domain/budgets.js';
 import {
   type AppliedTransition,
   type EpochMs,
@@ -95,6 +102,8 @@ export class MemoryNotificationStore implements NotificationStore {
   readonly dueLanes = DUE_LANE_SHARDS;
   private readonly entries = new Map<string, Entry>();
   private readonly counters = new Map<string, number>();
+  /** Admission logs (newest first), kept to the entries that can matter, as the adapter rewrites them. */
+  private readonly logs = new Map<string, number[]>();
   /** Event guards: `event_id`, channel, template -> the first command's claim. */
   private readonly eventClaims = new Map<string, EventClaim>();
   private cursor: ReconcileCursor & { writeId?: string } = { version: 0, shards: {} };
@@ -149,18 +158,25 @@ export class MemoryNotificationStore implements NotificationStore {
     const first = this.eventClaims.get(eventKey);
     if (first) return { kind: 'event_taken', first: copy(first) };
     // Tally attributes name their window, so a new window starts at zero, as in the DynamoDB item.
-    const count = (c: BudgetCounter, attribute: string) => this.counters.get(`${c.key}/${attribute}`) ?? 0;
-    const full = counters.filter((c) => c.tallies.some((t) => count(c, t.attribute) >= t.limit));
+    const count = (c: WindowCounter, attribute: string) => this.counters.get(`${c.key}/${attribute}`) ?? 0;
+    const stored = (c: BudgetCounter) =>
+      c.kind === 'log'
+        ? { [c.attribute]: this.logs.get(c.key) ?? [] }
+        : Object.fromEntries(c.tallies.map((t) => [t.attribute, count(c, t.attribute)]));
+    const full = counters.filter((c) =>
+      c.kind === 'log'
+        ? !logAdmits(c, this.logs.get(c.key) ?? [])
+        : c.tallies.some((t) => count(c, t.attribute) >= t.limit),
+    );
     if (full.length > 0) {
-      const counts = (c: BudgetCounter) =>
-        Object.fromEntries(c.tallies.map((t) => [t.attribute, count(c, t.attribute)]));
       const latest = full
-        .map((c) => ({ scope: c.scope, freesAt: freesAt(c, counts(c)) }))
+        .map((c) => ({ scope: c.scope, freesAt: freesAt(c, stored(c)) }))
         .sort((a, b) => b.freesAt - a.freesAt)[0] as { scope: BudgetCounter['scope']; freesAt: number };
       return { kind: 'over_budget', ...latest };
     }
     for (const c of counters) {
-      for (const t of c.tallies) this.counters.set(`${c.key}/${t.attribute}`, count(c, t.attribute) + 1);
+      if (c.kind === 'log') this.logs.set(c.key, compactedLog(c, this.logs.get(c.key) ?? []));
+      else for (const t of c.tallies) this.counters.set(`${c.key}/${t.attribute}`, count(c, t.attribute) + 1);
     }
     this.eventClaims.set(eventKey, {
       idempotencyKey: record.idempotencyKey,

@@ -3,7 +3,7 @@
  * in-memory store of the model-based tests and the DynamoDB store): what the use cases rely on.
  */
 import { describe, expect, it } from 'vitest';
-import type { BudgetCounter } from '../../shared/domain/budgets.js';
+import { type BudgetCounter, budgetCounters, parseDestinationLimits } from '../../shared/domain/budgets.js';
 import {
   type AdmissionInput,
   admit,
@@ -356,7 +356,99 @@ export function describeStoreContract(name: string, store: () => NotificationSto
       });
       expect(refused.kind).toBe('over_budget');
     });
+
+    it('slides a destination budget: 3 admitted a minute before a clock quarter-hour leave no room a minute after it', async () => {
+      // Prepare: 3/15m on a number of its own, spent at 11:59 (a fixed window reopened at 12:00).
+      const fingerprint = aFingerprint();
+      const before = NOW - MINUTE;
+      for (let i = 0; i < 3; i++) {
+        const { next, evidence } = anAdmission();
+        const admitted = await store().admit(next, evidence, SEALED, logOf('3/15m', fingerprint, before + i));
+        expect(admitted.kind).toBe('admitted');
+      }
+
+      // Act: two more at 12:01, then one when the oldest is 15 minutes old.
+      const results = [];
+      for (const at of [NOW + MINUTE, NOW + MINUTE + 1, before + 15 * MINUTE]) {
+        const { next, evidence } = anAdmission();
+        results.push(await store().admit(next, evidence, SEALED, logOf('3/15m', fingerprint, at)));
+      }
+
+      // Assess
+      expect(results).toEqual([
+        { kind: 'over_budget', scope: 'destination', freesAt: before + 15 * MINUTE },
+        { kind: 'over_budget', scope: 'destination', freesAt: before + 15 * MINUTE },
+        expect.objectContaining({ kind: 'admitted' }),
+      ]);
+    });
+
+    it('keeps every sliding window exact across many admissions, while the log is rewritten', async () => {
+      // Prepare: 2/1m and 3/5m on one number; an attempt every 20 s for 12 minutes. The log is
+      // rewritten every few admissions (its rewrite length is twice the largest limit).
+      const fingerprint = aFingerprint();
+      const times = Array.from({ length: 36 }, (_, i) => NOW + i * 20_000);
+
+      // Act
+      const admittedAt: number[] = [];
+      for (const at of times) {
+        const { next, evidence } = anAdmission();
+        const result = await store().admit(next, evidence, SEALED, logOf('2/1m,3/5m', fingerprint, at));
+        if (result.kind === 'admitted') admittedAt.push(at);
+      }
+
+      // Assess: the same admissions as a reference sliding window over every admission, kept whole.
+      const expected: number[] = [];
+      for (const at of times) {
+        const inLast = (ms: number) => expected.filter((t) => t > at - ms).length;
+        if (inLast(MINUTE) < 2 && inLast(5 * MINUTE) < 3) expected.push(at);
+      }
+      expect(admittedAt).toEqual(expected);
+      expect(admittedAt.length).toBeGreaterThan(6);
+    });
+
+    it('admits exactly the limit of 40 concurrent admissions to one number, also when its log is due for a rewrite', async () => {
+      // Prepare: a log at its rewrite length (4 old admissions under 2/1m), then 40 at once.
+      const fingerprint = aFingerprint();
+      for (let i = 0; i < 4; i++) {
+        const { next, evidence } = anAdmission();
+        await store().admit(
+          next,
+          evidence,
+          SEALED,
+          logOf('2/1m', fingerprint, NOW - 10 * MINUTE + i * MINUTE),
+        );
+      }
+      const commands = Array.from({ length: 40 }, () => anAdmission());
+
+      // Act
+      const results = await Promise.all(
+        commands.map(({ next, evidence }) =>
+          store().admit(next, evidence, SEALED, logOf('2/1m', fingerprint, NOW)),
+        ),
+      );
+
+      // Assess
+      expect(results.filter((r) => r.kind === 'admitted')).toHaveLength(2);
+      expect(results.filter((r) => r.kind === 'over_budget')).toHaveLength(38);
+    });
   });
+}
+
+const MINUTE = 60_000;
+
+/** A number's fingerprint of its own, so budgets of different tests never meet. */
+function aFingerprint(): string {
+  return `fp1:contract-log-${Math.random().toString(36).slice(2)}`;
+}
+
+/** The destination budget counters the domain builds for `limits` (as `DESTINATION_LIMITS`) at `at`. */
+function logOf(limits: string, fingerprint: string, at: number): BudgetCounter[] {
+  return budgetCounters(
+    { destination: parseDestinationLimits(limits), country: [] },
+    fingerprint,
+    undefined,
+    at,
+  );
 }
 
 /** How a write's answer is lost after the write was applied (see `local/faults/lost-answer.ts`). */

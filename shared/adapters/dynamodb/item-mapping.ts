@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BudgetCounter } from '../../domain/budgets.js';
+import { type BudgetCounter, counterExpiresAt } from '../../domain/budgets.js';
 import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
 import { deriveIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { AttemptMessage, EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
@@ -121,11 +121,12 @@ export function counterItemKey(counterKey: string): Item {
   return { [TableSchema.partitionKey]: counterKey, [TableSchema.sortKey]: TableSchema.counterSortKey };
 }
 
-/** TTL of a counter item: its longest window's end plus a slack; an old window's item is never read again. */
+/**
+ * TTL of a counter item: when nothing in it can matter any more (the longest window after this
+ * admission) plus a slack. Every admission to a log moves it on; correctness never relies on it.
+ */
 export function counterTtl(counter: BudgetCounter): number {
-  return (
-    Math.ceil(Math.max(...counter.tallies.map((t) => t.windowEndsAt)) / 1000) + COUNTER_TTL_SLACK_SECONDS
-  );
+  return Math.ceil(counterExpiresAt(counter) / 1000) + COUNTER_TTL_SLACK_SECONDS;
 }
 
 /**

@@ -13,7 +13,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { type BudgetCounter, freesAt } from '../../domain/budgets.js';
+import {
+  type BudgetCounter,
+  compactedLog,
+  freesAt,
+  hasRoom,
+  logAdmits,
+  storedLog,
+} from '../../domain/budgets.js';
 import type { Clock } from '../../domain/clock.js';
 import type { ServerTimeSample } from '../../domain/clock-skew.js';
 import type {
@@ -146,11 +153,13 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
   /**
    * The admission as one `TransactWriteItems`: the command put (the key is free), the event
    * guard put (no other key holds this `event_id`, channel and template) and, with budgets, one
-   * update per counter item: each window's tally gets `ADD :one`, guarded by `tally < limit`, so
-   * concurrent admissions to one destination cannot overshoot, and a replay or a second key for
-   * the event (a put's guard fails) increments nothing. Cancellation reasons say which guard
-   * failed (with the item as it is, ALL_OLD); contention between transactions on the same
-   * counter or event is retried here.
+   * update per counter item: a destination's admission log gets this admission's time in front,
+   * guarded by every sliding window having room (its `limit`-th newest entry absent or older than
+   * the window); a fixed window's tally gets `ADD :one`, guarded by `tally < limit`. So concurrent
+   * admissions to one destination cannot overshoot, and a replay or a second key for the event
+   * (a put's guard fails) counts nothing. Cancellation reasons say which guard failed (with the
+   * item as it is, ALL_OLD); contention between transactions on the same counter or event, and
+   * a log grown long enough to be rewritten, are retried here.
    */
   async admit(
     record: NotificationRecord,
@@ -162,54 +171,39 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
     // One id for every try: a try that meets an earlier try's committed write (its answer lost)
     // recognises it as its own.
     const writeId = newWriteId();
-    const input = {
-      TransactItems: [
-        {
-          Put: {
-            TableName: this.table,
-            Item: { ...commandItem(record, sealedPayload, this.retentionDays), [ADMISSION_ID]: writeId },
-            ConditionExpression: keyFree.ConditionExpression,
-            ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-          },
+    const puts = [
+      {
+        Put: {
+          TableName: this.table,
+          Item: { ...commandItem(record, sealedPayload, this.retentionDays), [ADMISSION_ID]: writeId },
+          ConditionExpression: keyFree.ConditionExpression,
+          ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
         },
-        {
-          // The event's first command holds it; a loser learns which key from the item.
-          Put: {
-            TableName: this.table,
-            Item: eventGuardItem(record, this.retentionDays),
-            ConditionExpression: keyFree.ConditionExpression,
-            ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-          },
+      },
+      {
+        // The event's first command holds it; a loser learns which key from the item.
+        Put: {
+          TableName: this.table,
+          Item: eventGuardItem(record, this.retentionDays),
+          ConditionExpression: keyFree.ConditionExpression,
+          ExpressionAttributeNames: keyFree.ExpressionAttributeNames,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
         },
-        ...counters.map((counter) => {
-          const below = allOf(...counter.tallies.map((t, i) => tallyBelow(i, t.attribute, t.limit)));
-          const adds = counter.tallies.map((_, i) => `#t${i} :one`).join(', ');
-          return {
-            Update: {
-              TableName: this.table,
-              Key: counterItemKey(counter.key),
-              UpdateExpression: `SET #ttl = :ttl ADD ${adds}`,
-              ConditionExpression: below.ConditionExpression,
-              ExpressionAttributeNames: {
-                ...below.ExpressionAttributeNames,
-                '#ttl': TableSchema.ttlAttribute,
-              },
-              ExpressionAttributeValues: {
-                ...below.ExpressionAttributeValues,
-                ':one': 1,
-                ':ttl': counterTtl(counter),
-              },
-              // The counts as they are tell which window is full, hence when the destination frees up.
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-            },
-          };
-        }),
-      ],
-      ...this.capacityMode,
-    };
+      },
+    ];
+    // A log seen at its rewrite length (from a failed try): the next try rewrites it.
+    const seenLogs = new Map<number, number[]>();
     for (let attempt = 1; ; attempt++) {
+      const input = {
+        TransactItems: [
+          ...puts,
+          ...counters.map((counter, i) => ({
+            Update: { TableName: this.table, ...counterUpdate(counter, seenLogs.get(i)) },
+          })),
+        ],
+        ...this.capacityMode,
+      };
       try {
         const out = await this.doc.send(new TransactWriteCommand(input));
         this.report('admit', out.ConsumedCapacity);
@@ -231,13 +225,40 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
           const existing = await this.get(record.idempotencyKey);
           if (existing) return { kind: 'exists', stored: existing };
         }
-        const full = counters
-          .map((counter, i) => ({ counter, reason: reasons[i + 2] }))
-          .filter(({ reason }) => reason?.Code === 'ConditionalCheckFailed')
-          .map(({ counter, reason }) => ({
-            scope: counter.scope,
-            freesAt: freesAt(counter, reason?.Item ? unmarshall(reason.Item) : undefined),
-          }))
+        const failed = counters
+          .map((counter, i) => {
+            const reason = reasons[i + 2];
+            const item = reason?.Item ? unmarshall(reason.Item) : undefined;
+            return { counter, i, item, failed: reason?.Code === 'ConditionalCheckFailed' };
+          })
+          .filter((c) => c.failed);
+        let rewrite = false;
+        for (const { counter, i, item } of failed) {
+          if (counter.kind !== 'log') continue;
+          const log = storedLog(item, counter);
+          // Room in every window: it failed on its length (or a rewrite lost to another writer).
+          if (logAdmits(counter, log)) {
+            if (log.length >= counter.compactAt) seenLogs.set(i, log);
+            else seenLogs.delete(i);
+            rewrite = true;
+          }
+        }
+        // A counter another admission holds: read it, and a full one refuses now. A hot number
+        // under a burst would otherwise retry its transaction against every other request to it
+        // until the tries ran out (503), long after its budget was spent.
+        const contended = await Promise.all(
+          counters
+            .filter((_, i) => reasons[i + 2]?.Code === 'TransactionConflict')
+            .map(async (counter) => ({
+              counter,
+              item: await this.reread(counterItemKey(counter.key), () =>
+                storeFault(error, 'admission write'),
+              ),
+            })),
+        );
+        const full = [...failed, ...contended]
+          .filter(({ counter, item }) => !hasRoom(counter, item))
+          .map(({ counter, item }) => ({ scope: counter.scope, freesAt: freesAt(counter, item) }))
           .sort((a, b) => b.freesAt - a.freesAt)[0];
         if (full) {
           // Refusals are the rare path: two reads make sure a replay, or a second key for an
@@ -261,7 +282,7 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
           );
           if (item) return admissionFound(item, writeId);
         }
-        if (!conflict || attempt >= MAX_ADMIT_ATTEMPTS) {
+        if (!(conflict || rewrite) || attempt >= MAX_ADMIT_ATTEMPTS) {
           // Contention that outlasts the retries, or throttling: retry-safe for the caller (503).
           throw storeFault(
             error,
@@ -269,8 +290,9 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
             (e) => new StoreWriteError('admission write failed', { cause: e }),
           );
         }
-        // Another admission holds the same counter or event: back off with jitter and decide again.
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+        // A log to rewrite: at once. Another admission holds the same counter or event: back off
+        // with jitter and decide again.
+        if (conflict) await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
     }
   }
@@ -732,6 +754,62 @@ function dueEntryOf(item: Item, shard: number): DueEntry[] {
       ...(typeof item.unknown_since === 'number' ? { unknownSince: item.unknown_since } : {}),
     },
   ];
+}
+
+/**
+ * The update of one counter item in the admission transaction. A log gets this admission in
+ * front, guarded by room in every window and by its length staying under the rewrite length; a
+ * log `seen` at that length is rewritten to its entries that still matter, guarded by being as
+ * seen (another writer's entry in between fails it, and the next try decides again). Fixed
+ * windows each get `ADD :one`, guarded by `tally < limit`.
+ */
+function counterUpdate(counter: BudgetCounter, seen: readonly number[] | undefined) {
+  const ttl = { '#ttl': TableSchema.ttlAttribute };
+  const common = {
+    Key: counterItemKey(counter.key),
+    // The item as it is tells which window is full, hence when the destination frees up.
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+  };
+  if (counter.kind === 'log') {
+    const names = { ...ttl, '#log': counter.attribute };
+    if (seen) {
+      return {
+        ...common,
+        UpdateExpression: 'SET #log = :log, #ttl = :ttl',
+        ConditionExpression: '#log = :seen',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: {
+          ':log': compactedLog(counter, seen),
+          ':seen': seen,
+          ':ttl': counterTtl(counter),
+        },
+      };
+    }
+    const room = counter.windows.map(
+      (w, i) => `(attribute_not_exists(#log[${w.limit - 1}]) OR #log[${w.limit - 1}] <= :cut${i})`,
+    );
+    return {
+      ...common,
+      UpdateExpression: 'SET #log = list_append(:entry, if_not_exists(#log, :none)), #ttl = :ttl',
+      ConditionExpression: [...room, `attribute_not_exists(#log[${counter.compactAt - 1}])`].join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: {
+        ...Object.fromEntries(counter.windows.map((w, i) => [`:cut${i}`, counter.at - w.windowMs])),
+        ':entry': [counter.at],
+        ':none': [],
+        ':ttl': counterTtl(counter),
+      },
+    };
+  }
+  const below = allOf(...counter.tallies.map((t, i) => tallyBelow(i, t.attribute, t.limit)));
+  const adds = counter.tallies.map((_, i) => `#t${i} :one`).join(', ');
+  return {
+    ...common,
+    UpdateExpression: `SET #ttl = :ttl ADD ${adds}`,
+    ConditionExpression: below.ConditionExpression,
+    ExpressionAttributeNames: { ...below.ExpressionAttributeNames, ...ttl },
+    ExpressionAttributeValues: { ...below.ExpressionAttributeValues, ':one': 1, ':ttl': counterTtl(counter) },
+  };
 }
 
 /** The attribute holding the id of the admission write (never changed after: later writes have their own). */

@@ -81,23 +81,41 @@ describe('chaos budget invariant', () => {
   });
 
   it('accepts a burst refused in a window that ended before its slow answers came', () => {
-    // Prepare: sent 1 s before a 15-minute window ends, the first three admitted in it, the
-    // refusals answered 3 s into the next window (an overloaded run answers bursts 3-20 s late).
-    const windowEnd = (Math.floor(T0 / 900_000) + 1) * 900_000;
-    const sentAt = windowEnd - 1_000;
-    const commands = ['b1', 'b2', 'b3'].map((k) => aCommand(k, 'fp1:burst', windowEnd - 500));
+    // Prepare: sent 1 s before 3 admissions are 15 minutes old, the refusal answered 3 s after
+    // (an overloaded run answers bursts 3-20 s late).
+    const admitted = T0;
+    const freed = admitted + 900_000;
+    const sentAt = freed - 1_000;
+    const commands = ['b1', 'b2', 'b3'].map((k) => aCommand(k, 'fp1:burst', admitted));
     const pumping = [
-      ...['b1', 'b2', 'b3'].map((k) => seen(k, 202, 'burst-0', 'US', windowEnd + 3_000, sentAt)),
-      seen('b4', 429, 'burst-0', 'US', windowEnd + 3_000, sentAt),
+      ...['b1', 'b2', 'b3'].map((k) => seen(k, 202, 'burst-0', 'US', admitted + 100, admitted)),
+      seen('b4', 429, 'burst-0', 'US', freed + 3_000, sentAt),
     ];
     // Act
     const result = checkBudgets(pumping, commands, BUDGETS);
-    // Assess: the refusal was decided in the full window; the next one had room, but was not asked.
+    // Assess: decided while the window was full; sent once the three were 15 minutes old, unjustified.
     expect(result.examples).toEqual([]);
-    const sentInNewWindow = pumping.map((p) => ({ ...p, sentAt: windowEnd + 1 }));
-    expect(checkBudgets(sentInNewWindow, commands, BUDGETS).examples).toEqual([
+    const sentWhenFree = pumping.map((p) => (p.idempotencyKey === 'b4' ? { ...p, sentAt: freed } : p));
+    expect(checkBudgets(sentWhenFree, commands, BUDGETS).examples).toEqual([
       'b4: 429 for burst-0 while its windows had room',
     ]);
+  });
+
+  it('judges destination windows as sliding: 4 admitted across a clock quarter-hour is over budget', () => {
+    // Prepare: 3 admitted a minute before a quarter-hour, a 4th a minute after it.
+    const quarter = (Math.floor(T0 / 900_000) + 1) * 900_000;
+    const commands = [
+      ...['b1', 'b2', 'b3'].map((k) => aCommand(k, 'fp1:burst', quarter - 60_000)),
+      aCommand('b4', 'fp1:burst', quarter + 60_000),
+    ];
+    const pumping = ['b1', 'b2', 'b3', 'b4'].map((k) => seen(k, 202, 'burst-0', 'US', quarter + 60_100));
+    // Act
+    const result = checkBudgets(pumping, commands, BUDGETS);
+    // Assess
+    expect(result.examples).toEqual(['destination window 15m: 4 admitted, budget 3']);
+    // A refusal there was justified.
+    const refused = [...pumping.slice(0, 3), { ...seen('b4', 429, 'burst-0', 'US', quarter + 60_100) }];
+    expect(checkBudgets(refused, commands.slice(0, 3), BUDGETS).examples).toEqual([]);
   });
 
   it('judges a country wave by the country budget, and lets a new window admit again', () => {

@@ -62,7 +62,7 @@ function aHandler(resetUrlHosts: readonly string[] = ['id.example.com']) {
 }
 
 describe('API abuse limits (memory store, manual clock)', () => {
-  it('answers a spent budget with 429, Retry-After until the window ends, and stores nothing', async () => {
+  it('answers a spent budget with 429, Retry-After until its oldest admission leaves the window, and stores nothing', async () => {
     // Prepare
     const api = aHandler();
     await api.post(aBody());
@@ -71,7 +71,8 @@ describe('API abuse limits (memory store, manual clock)', () => {
     const response = await api.post(aBody());
     // Assess
     expect(response.statusCode).toBe(429);
-    expect(response.headers).toMatchObject({ 'retry-after': '600', 'content-type': 'application/json' });
+    // Both admissions at T0: 2/15m frees up 15 minutes later.
+    expect(response.headers).toMatchObject({ 'retry-after': '900', 'content-type': 'application/json' });
     expect(JSON.parse(String(response.body))).toMatchObject({ code: 'destination_rate_limited' });
     expect(api.store.records()).toHaveLength(2);
     expect(api.refusals).toEqual([
