@@ -1,3 +1,4 @@
+import { Aspects } from 'aws-cdk-lib';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { SERVICE_NAME } from '../shared/handlers/service-metrics.js';
@@ -5,8 +6,10 @@ import { providerInfra } from '../shared/providers/infra-registry.js';
 import { SETTINGS, settingsEnv } from '../shared/settings.js';
 import { Api } from './constructs/api.js';
 import { AwsSmsResources } from './constructs/aws-sms.js';
+import { ProtectPhoneNumbersInLogs } from './constructs/log-protection.js';
 import { Observability } from './constructs/observability.js';
 import { Pipeline } from './constructs/pipeline.js';
+import { enableActiveTracing, ServiceFunction } from './constructs/service-function.js';
 import { Storage } from './constructs/storage.js';
 import { type ResetNotifierProps, type ResolvedSettings, resolveSettings } from './settings.js';
 
@@ -60,6 +63,14 @@ export class ResetNotifier extends Construct {
       pipeline: this.pipeline,
       api: this.api,
     });
+    // Every function, the providers' included: X-Ray only when the deployment asks for it.
+    if (this.settings.tracing) {
+      for (const fn of this.node.findAll().filter((c) => c instanceof ServiceFunction)) {
+        enableActiveTracing(fn);
+      }
+    }
+    // Every log group, the SNS delivery-status ones included: phone numbers are masked.
+    Aspects.of(this).add(new ProtectPhoneNumbersInLogs());
   }
 
   /** The API's base URL. */

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Duration, Stack } from 'aws-cdk-lib';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
@@ -143,8 +143,9 @@ export interface ResetNotifierProps {
   /**
    * Reserved concurrency of the reconciler (opt-in). Single-pass safety does not depend on it:
    * every write is conditional on the item's state and version, so overlapping passes lose
-   * races harmlessly. Reserving concurrency takes it from the account's unreserved pool
-   * (a new account has 10, and Lambda keeps at least 10 unreserved), so it is off by default.
+   * races harmlessly. Reserving concurrency takes it from the account's unreserved pool, and
+   * Lambda keeps at least 100 unreserved (an account whose quota is 100 or less, as a new
+   * account's may be, can reserve nothing), so it is off by default.
    * @default - none reserved
    */
   readonly reconcilerReservedConcurrency?: number;
@@ -170,6 +171,12 @@ export interface ResetNotifierProps {
   readonly sendsPerHourAlarm?: number;
   /** CloudWatch namespace of the service's log-derived metrics. @default `ResetNotifier/<stack name>` */
   readonly metricsNamespace?: string;
+  /**
+   * X-Ray active tracing of every function. Off by default: at low traffic X-Ray's sampling
+   * (the first request each second, then 5 %) traces nearly every invocation, which costs more
+   * than the service itself (issue 22). @default false
+   */
+  readonly tracing?: boolean;
   readonly code?: FunctionCodeSettings;
 }
 
@@ -216,6 +223,7 @@ export interface ResolvedSettings {
   readonly smsSpendAlarmUsd: number;
   readonly sendsPerHourAlarm: number;
   readonly metricsNamespace: string;
+  readonly tracing: boolean;
   readonly code: Required<FunctionCodeSettings>;
 }
 
@@ -243,7 +251,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   const fail = (message: string): never => {
     throw new Error(`ResetNotifier: ${message}`);
   };
-  const provider = props.provider ?? { kind: 'sns' };
+  const provider = namedAfterStack(scope, props.provider ?? { kind: 'sns' });
   const evidenceRetentionDays = (
     props.evidenceRetention ?? Duration.days(SETTINGS.evidenceRetention.aws)
   ).toDays({
@@ -292,11 +300,11 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     fail(`timing.providerTimeout must be at most half the sender timeout (${SENDER_TIMEOUT.toSeconds()} s)`);
   }
 
-  const senderBatchSize = props.senderBatchSize ?? 10;
+  const senderBatchSize = props.senderBatchSize ?? SETTINGS.senderBatchSize.aws;
   if (!Number.isInteger(senderBatchSize) || senderBatchSize < 1 || senderBatchSize > 10) {
     fail('senderBatchSize must be an integer from 1 to 10');
   }
-  const senderMaxConcurrency = props.senderMaxConcurrency ?? 10;
+  const senderMaxConcurrency = props.senderMaxConcurrency ?? SETTINGS.senderMaxConcurrency.aws;
   if (!Number.isInteger(senderMaxConcurrency) || senderMaxConcurrency < 2 || senderMaxConcurrency > 1000) {
     fail('senderMaxConcurrency must be an integer from 2 to 1000 (the SQS event source minimum is 2)');
   }
@@ -304,7 +312,10 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 1)) {
     fail('reconcilerReservedConcurrency must be a positive integer (or unset for none)');
   }
-  const apiThrottle = props.apiThrottle ?? { rateLimit: 50, burstLimit: 100 };
+  const apiThrottle = props.apiThrottle ?? {
+    rateLimit: SETTINGS.apiThrottleRateLimit.aws,
+    burstLimit: SETTINGS.apiThrottleBurstLimit.aws,
+  };
   if (!(apiThrottle.rateLimit > 0) || !(apiThrottle.burstLimit > 0))
     fail('apiThrottle limits must be positive');
 
@@ -322,14 +333,15 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   }
 
   providerInfra(provider).validate(provider, fail);
-  const smsSpendAlarmUsd = props.smsSpendAlarmUsd ?? 0.8;
+  const smsSpendAlarmUsd = props.smsSpendAlarmUsd ?? SETTINGS.smsSpendAlarmUsd.aws;
   if (!(smsSpendAlarmUsd > 0)) fail('smsSpendAlarmUsd must be a positive amount of USD');
   const sendsPerHourAlarm = props.sendsPerHourAlarm ?? SETTINGS.sendsPerHourAlarm.aws;
   if (!Number.isInteger(sendsPerHourAlarm) || sendsPerHourAlarm < 1)
     fail('sendsPerHourAlarm must be a whole number of sends, at least 1');
   validateExternalResources(props, fail);
   const projectRoot = props.code?.projectRoot ?? PACKAGE_ROOT;
-  const unknownOutcomeRateAlarmPercent = props.unknownOutcomeRateAlarmPercent ?? 10;
+  const unknownOutcomeRateAlarmPercent =
+    props.unknownOutcomeRateAlarmPercent ?? SETTINGS.unknownOutcomeRateAlarmPercent.aws;
   if (!(unknownOutcomeRateAlarmPercent > 0 && unknownOutcomeRateAlarmPercent <= 100)) {
     fail('unknownOutcomeRateAlarmPercent must be in (0, 100]');
   }
@@ -345,7 +357,8 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     timing,
     fingerprintKey,
     fingerprintKeyVersion,
-    logRetention: props.logRetention ?? RetentionDays.THREE_MONTHS,
+    logRetention: props.logRetention ?? (SETTINGS.logRetentionDays.aws as RetentionDays),
+    tracing: props.tracing ?? false,
     apiThrottle,
     apiInvokers: props.apiInvokers ?? [],
     apiInvokerPrincipals,
@@ -355,7 +368,8 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     ...(reserved === undefined ? {} : { reconcilerReservedConcurrency: reserved }),
     ...(props.alarmTopic === undefined ? {} : { alarmTopic: props.alarmTopic }),
     ...(props.alarmEmail === undefined ? {} : { alarmEmail: props.alarmEmail }),
-    dispatchUnknownAgeAlarm: props.dispatchUnknownAgeAlarm ?? Duration.minutes(15),
+    dispatchUnknownAgeAlarm:
+      props.dispatchUnknownAgeAlarm ?? Duration.minutes(SETTINGS.dispatchUnknownAgeAlarmMinutes.aws),
     unknownOutcomeRateAlarmPercent,
     smsSpendAlarmUsd,
     sendsPerHourAlarm,
@@ -366,6 +380,16 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
       depsLockFilePath: props.code?.depsLockFilePath ?? resolve(projectRoot, 'package-lock.json'),
     },
   };
+}
+
+/**
+ * The provider's props with the physical names the stack chooses derived from the stack name, so
+ * two stacks in one account and region never ask for the same name: End User Messaging's
+ * configuration set (unique per account and region) is called after the stack unless named.
+ */
+function namedAfterStack(scope: Construct, provider: ProviderSettings): ProviderSettings {
+  if (provider.kind !== 'eum' || provider.configurationSetName !== undefined) return provider;
+  return { ...provider, configurationSetName: Stack.of(scope).stackName };
 }
 
 /**

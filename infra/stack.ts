@@ -1,9 +1,18 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
-import { PROVIDER_INFRA, providerKindList } from '../shared/providers/infra-registry.js';
-import { contextKeys } from '../shared/settings.js';
+import { PROVIDER_INFRA } from '../shared/providers/infra-registry.js';
+import {
+  CONTEXT_PREFIX,
+  type ContextName,
+  type ContextValue,
+  contextKeys,
+  decodeContext,
+  SETTINGS,
+} from '../shared/settings.js';
+import { retentionDaysOf } from './log-retention.js';
 import { ResetNotifier } from './reset-notifier.js';
 import type { ProviderSettings, ResetNotifierProps } from './settings.js';
 
@@ -57,86 +66,147 @@ export class ResetNotifierStack extends Stack {
 export const CONTEXT_KEYS = contextKeys();
 
 /**
- * The construct's props from CDK context ({@link CONTEXT_KEYS}), for `infra/app.ts`. Unset keys
- * keep the construct's defaults (SNS, 400 days, every minute, no destination restriction).
+ * Refuses a `reset-notifier:` context key that no setting declares: a misspelt key would
+ * otherwise leave its setting at the default without a word.
+ */
+function rejectUnknownContextKeys(stack: Stack): void {
+  const known = new Set<string>(Object.values(CONTEXT_KEYS));
+  for (const key of Object.keys(stack.node.getAllContext())) {
+    if (key.startsWith(CONTEXT_PREFIX) && !known.has(key)) {
+      const near = [...known].filter((k) => k.toLowerCase() === key.toLowerCase());
+      throw new Error(
+        `context ${key} is not a setting${near.length > 0 ? ` (did you mean ${near.join(', ')}?)` : ''}: docs/configuration.md lists every key`,
+      );
+    }
+  }
+}
+
+/**
+ * The construct's props from CDK context ({@link CONTEXT_KEYS}), for `infra/app.ts`. Every key is
+ * parsed by the codec of its entry in the settings table (shared/settings.ts), so a malformed value
+ * fails synthesis naming the key; unset keys keep the construct's defaults.
  */
 export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
-  const get = (key: string): string | undefined => {
-    const value: unknown = stack.node.tryGetContext(key);
-    return value === undefined || value === null || value === '' ? undefined : String(value);
+  rejectUnknownContextKeys(stack);
+  const text = (key: ContextName): string | undefined => {
+    const value: unknown = stack.node.tryGetContext(CONTEXT_KEYS[key]);
+    return value === undefined || value === null || String(value).trim() === '' ? undefined : String(value);
   };
-  const list = (key: string) =>
-    (get(key) ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-  const required = (key: string) => {
-    const value = get(key);
-    if (value === undefined) throw new Error(`context ${key} is required for this provider`);
-    return value;
+  const value = <K extends ContextName>(key: K): ContextValue<K> | undefined => {
+    const raw = text(key);
+    return raw === undefined ? undefined : decodeContext(key, raw);
   };
-  const number = (key: string) => {
-    const value = get(key);
-    if (value === undefined) return undefined;
-    const parsed = Number(value);
-    if (!Number.isFinite(parsed)) throw new Error(`context ${key} must be a number, got "${value}"`);
-    return parsed;
+  /** A list key: unset and empty lists alike are undefined. */
+  const list = (key: ContextName & ListContextName): string[] | undefined => {
+    const items = value(key);
+    return items === undefined || items.length === 0 ? undefined : items;
+  };
+  const get = (key: ContextName) => (value(key) === undefined ? undefined : text(key));
+  const required = (key: ContextName) => {
+    const raw = get(key);
+    if (raw === undefined) throw new Error(`context ${CONTEXT_KEYS[key]} is required for this provider`);
+    return raw;
   };
 
-  const kind = get(CONTEXT_KEYS.provider) ?? 'sns';
-  if (!Object.hasOwn(PROVIDER_INFRA, kind)) {
-    throw new Error(`context ${CONTEXT_KEYS.provider} must be ${providerKindList()}, got "${kind}"`);
-  }
+  const kind = value('provider') ?? 'sns';
   // The provider's own keys, read by its deploy side (shared/providers/<kind>/infra.ts).
-  const provider: ProviderSettings = PROVIDER_INFRA[kind as keyof typeof PROVIDER_INFRA].fromContext({
+  const provider: ProviderSettings = PROVIDER_INFRA[kind].fromContext({
     stack,
-    get: (key) => get(CONTEXT_KEYS[key]),
-    required: (key) => required(CONTEXT_KEYS[key]),
+    get,
+    required,
     name: (key) => CONTEXT_KEYS[key],
+    value,
   });
 
-  const retentionDays = number(CONTEXT_KEYS.evidenceRetentionDays);
-  const reconcileMinutes = number(CONTEXT_KEYS.reconcileMinutes);
-  const parameter = get(CONTEXT_KEYS.fingerprintKeyParameter);
-  const topicArn = get(CONTEXT_KEYS.alarmTopicArn);
-  const allowed = list(CONTEXT_KEYS.allowedDestinations);
-  const destinationLimits = get(CONTEXT_KEYS.destinationLimits);
-  const countryLimits = get(CONTEXT_KEYS.countryLimits);
-  const numberTypes = list(CONTEXT_KEYS.allowedNumberTypes);
-  const countries = list(CONTEXT_KEYS.allowedDestinationCountries);
-  const hosts = list(CONTEXT_KEYS.resetUrlHosts);
-  const segments = number(CONTEXT_KEYS.maxSmsSegments);
-  const abuseLimits = {
-    ...(destinationLimits === undefined ? {} : { destinationLimits }),
-    ...(countryLimits === undefined ? {} : { countryLimits }),
-    ...(numberTypes.length === 0 ? {} : { allowedNumberTypes: numberTypes }),
-    ...(countries.length === 0 ? {} : { allowedDestinationCountries: countries }),
-    ...(hosts.length === 0 ? {} : { resetUrlHosts: hosts }),
-    ...(segments === undefined ? {} : { maxSmsSegments: segments }),
+  const abuseLimits = defined({
+    destinationLimits: get('destinationLimits'),
+    countryLimits: get('countryLimits'),
+    allowedNumberTypes: list('allowedNumberTypes'),
+    allowedDestinationCountries: list('allowedDestinationCountries'),
+    resetUrlHosts: list('resetUrlHosts'),
+    maxSmsSegments: value('maxSmsSegments'),
+  });
+  const seconds = (key: ContextName & NumberContextName) => {
+    const n = value(key);
+    return n === undefined ? undefined : Duration.millis(n * 1000);
   };
-  const invokers = [...list(CONTEXT_KEYS.apiInvokerPrincipals), ...list(CONTEXT_KEYS.apiInvokerRoleArns)];
-  const secretArn = get(CONTEXT_KEYS.fingerprintKeySecretArn);
-  const keyVersion = number(CONTEXT_KEYS.fingerprintKeyVersion);
-  const alarmEmail = get(CONTEXT_KEYS.alarmEmail);
-  const reserved = number(CONTEXT_KEYS.reconcilerReservedConcurrency);
-  const sendsPerHourAlarm = number(CONTEXT_KEYS.sendsPerHourAlarm);
+  const providerTimeoutMs = value('providerTimeoutMs');
+  const timing = defined({
+    providerTimeout: providerTimeoutMs === undefined ? undefined : Duration.millis(providerTimeoutMs),
+    dispatchMargin: seconds('dispatchMarginSeconds'),
+    reconcileSettle: seconds('reconcileSettleSeconds'),
+    statusHorizon: seconds('statusHorizonSeconds'),
+    statusPoll: seconds('statusPollSeconds'),
+    queueSafetyNet: seconds('queueSafetyNetSeconds'),
+  });
+  const invokers = [...(list('apiInvokerPrincipals') ?? []), ...(list('apiInvokerRoleArns') ?? [])];
+  const rate = value('apiThrottleRateLimit');
+  const burst = value('apiThrottleBurstLimit');
+  const retentionDays = value('evidenceRetentionDays');
+  const reconcileMinutes = value('reconcileMinutes');
+  const maxExpiryHours = value('maxExpiryHours');
+  const logRetentionDays = value('logRetentionDays');
+  const unknownAgeMinutes = value('dispatchUnknownAgeAlarmMinutes');
+  const topicArn = get('alarmTopicArn');
+  const secretArn = get('fingerprintKeySecretArn');
+  const encryptionKeyArn = get('fingerprintKeyEncryptionKeyArn');
+  const tracing = value('tracing');
   return {
     provider,
-    ...(retentionDays === undefined ? {} : { evidenceRetention: Duration.days(retentionDays) }),
-    ...(reconcileMinutes === undefined ? {} : { reconcileSchedule: Duration.minutes(reconcileMinutes) }),
-    ...(parameter === undefined ? {} : { fingerprintKeyParameterName: parameter }),
-    ...(topicArn === undefined ? {} : { alarmTopic: Topic.fromTopicArn(stack, 'AlarmTopic', topicArn) }),
-    ...(allowed.length === 0 ? {} : { allowedDestinations: allowed }),
-    ...(Object.keys(abuseLimits).length === 0 ? {} : { abuseLimits }),
-    ...(invokers.length === 0 ? {} : { apiInvokerPrincipals: invokers }),
-    ...(secretArn === undefined
-      ? {}
-      : {
-          fingerprintKeySecret: Secret.fromSecretCompleteArn(stack, 'FingerprintKeySecret', secretArn),
-        }),
-    ...(keyVersion === undefined ? {} : { fingerprintKeyVersion: keyVersion }),
-    ...(alarmEmail === undefined ? {} : { alarmEmail }),
-    ...(reserved === undefined ? {} : { reconcilerReservedConcurrency: reserved }),
-    ...(sendsPerHourAlarm === undefined ? {} : { sendsPerHourAlarm }),
+    ...defined({
+      evidenceRetention: retentionDays === undefined ? undefined : Duration.days(retentionDays),
+      reconcileSchedule: reconcileMinutes === undefined ? undefined : Duration.minutes(reconcileMinutes),
+      maxExpiry: maxExpiryHours === undefined ? undefined : Duration.hours(maxExpiryHours),
+      fingerprintKeyParameterName: get('fingerprintKeyParameter'),
+      fingerprintKeyEncryptionKey:
+        encryptionKeyArn === undefined
+          ? undefined
+          : Key.fromKeyArn(stack, 'FingerprintKeyEncryptionKey', encryptionKeyArn),
+      fingerprintKeySecret:
+        secretArn === undefined
+          ? undefined
+          : Secret.fromSecretCompleteArn(stack, 'FingerprintKeySecret', secretArn),
+      fingerprintKeyVersion: value('fingerprintKeyVersion'),
+      alarmTopic: topicArn === undefined ? undefined : Topic.fromTopicArn(stack, 'AlarmTopic', topicArn),
+      alarmEmail: get('alarmEmail'),
+      allowedDestinations: list('allowedDestinations'),
+      abuseLimits: Object.keys(abuseLimits).length === 0 ? undefined : abuseLimits,
+      timing: Object.keys(timing).length === 0 ? undefined : timing,
+      apiInvokerPrincipals: invokers.length === 0 ? undefined : invokers,
+      apiThrottle:
+        rate === undefined && burst === undefined
+          ? undefined
+          : {
+              rateLimit: rate ?? SETTINGS.apiThrottleRateLimit.aws,
+              burstLimit: burst ?? SETTINGS.apiThrottleBurstLimit.aws,
+            },
+      logRetention:
+        logRetentionDays === undefined
+          ? undefined
+          : retentionDaysOf(logRetentionDays, `context ${CONTEXT_KEYS.logRetentionDays}`),
+      reconcilerReservedConcurrency: value('reconcilerReservedConcurrency'),
+      senderBatchSize: value('senderBatchSize'),
+      senderMaxConcurrency: value('senderMaxConcurrency'),
+      smsSpendAlarmUsd: value('smsSpendAlarmUsd'),
+      sendsPerHourAlarm: value('sendsPerHourAlarm'),
+      dispatchUnknownAgeAlarm:
+        unknownAgeMinutes === undefined ? undefined : Duration.minutes(unknownAgeMinutes),
+      unknownOutcomeRateAlarmPercent: value('unknownOutcomeRateAlarmPercent'),
+      metricsNamespace: get('metricsNamespace'),
+      tracing: tracing === undefined ? undefined : tracing === 'on',
+    }),
+  };
+}
+
+/** The context keys whose codec yields a list / a number. */
+type ListContextName = { [C in ContextName]: ContextValue<C> extends string[] ? C : never }[ContextName];
+type NumberContextName = { [C in ContextName]: ContextValue<C> extends number ? C : never }[ContextName];
+
+/** `record` without its undefined entries (the props are `exactOptionalPropertyTypes`). */
+function defined<T extends Record<string, unknown>>(
+  record: T,
+): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
   };
 }

@@ -29,7 +29,10 @@ interface SettingBase<T> {
     | 'text'
     | 'list'
     | 'url'
-    | 'on/off';
+    | 'on/off'
+    | 'min'
+    | 'percent'
+    | 'USD';
   /** Parses the value's text (blank counts as unset); its issues become the error message. */
   readonly codec: z.ZodType<T>;
   /** The CDK context key that sets it at deploy time, without the `reset-notifier:` prefix. */
@@ -120,6 +123,7 @@ export const SETTINGS = {
   // Timing: the decisions depend on these (shared/domain/policy.ts holds the local defaults).
   providerTimeout: {
     env: 'PROVIDER_TIMEOUT_MS',
+    context: 'providerTimeoutMs',
     ...ms('upper bound of one provider send', DEFAULT_POLICY.providerTimeoutMs, 5_000),
   },
   providerLookupTimeout: {
@@ -133,10 +137,12 @@ export const SETTINGS = {
   },
   dispatchMargin: {
     env: 'DISPATCH_MARGIN_SECONDS',
+    context: 'dispatchMarginSeconds',
     ...sec('no call starts at or after `expires_at - margin`', DEFAULT_POLICY.dispatchMarginMs / 1000, 5),
   },
   reconcileSettle: {
     env: 'RECONCILE_SETTLE_SECONDS',
+    context: 'reconcileSettleSeconds',
     ...sec(
       'two absent reads must be at least this far apart to prove absence',
       DEFAULT_POLICY.reconcileSettleMs / 1000,
@@ -145,14 +151,17 @@ export const SETTINGS = {
   },
   statusPoll: {
     env: 'STATUS_POLL_SECONDS',
+    context: 'statusPollSeconds',
     ...sec('interval of status polls of a `sent` message', DEFAULT_POLICY.statusPollMs / 1000, 60),
   },
   statusHorizon: {
     env: 'STATUS_HORIZON_SECONDS',
+    context: 'statusHorizonSeconds',
     ...sec('after this, `sent` is final', DEFAULT_POLICY.statusHorizonMs / 1000, 3_600),
   },
   queueSafetyNet: {
     env: 'QUEUE_SAFETY_NET_SECONDS',
+    context: 'queueSafetyNetSeconds',
     ...sec(
       'when the reconciler re-drives an `accepted` command the queue lost',
       DEFAULT_POLICY.queueSafetyNetMs / 1000,
@@ -195,6 +204,7 @@ export const SETTINGS = {
   // Limits and retention.
   maxExpiry: {
     env: 'MAX_EXPIRY_HOURS',
+    context: 'maxExpiryHours',
     unit: 'h',
     local: 24,
     aws: 24,
@@ -386,6 +396,7 @@ export const SETTINGS = {
   },
   powertoolsMetricsNamespace: {
     env: 'POWERTOOLS_METRICS_NAMESPACE',
+    context: 'metricsNamespace',
     unit: 'text',
     aws: 'set by the stack',
     description: 'where Powertools `Metrics` publishes the EMF metrics the alarms read',
@@ -479,6 +490,7 @@ export const SETTINGS = {
   },
   twilioListLagAllowance: {
     env: 'PROVIDER_LIST_LAG_ALLOWANCE_SECONDS',
+    context: 'twilioListLagAllowanceSeconds',
     ...sec('how long a new message may be missing from Twilio list reads', 60, 60),
     localNote: '60 (`npm start`: 0 for its simulator)',
   },
@@ -514,6 +526,7 @@ export const SETTINGS = {
   },
   snsDeliveryLogGroups: {
     env: 'SNS_DELIVERY_LOG_GROUPS',
+    context: 'snsDeliveryLogGroups',
     unit: 'list',
     aws: 'set by the stack (SNS)',
     description: 'the SNS delivery-status log groups the reconciler reads',
@@ -557,6 +570,7 @@ export const SETTINGS = {
   },
   eumMessageFeedback: {
     env: 'EUM_MESSAGE_FEEDBACK',
+    context: 'eumMessageFeedback',
     unit: 'on/off',
     local: 'off',
     description: '`on`: confirmations reach End User Messaging `PutMessageFeedback`',
@@ -912,6 +926,117 @@ export const SETTINGS = {
     scope: 'deploy',
     codec: numberCodec({ min: 1, integer: true }),
   },
+  // Deploy-time only: the construct's props, reachable from `cdk deploy -c` (issue 22 item 4).
+  stackName: {
+    context: 'stackName',
+    unit: 'text',
+    aws: 'ResetNotifier',
+    description:
+      'the CloudFormation stack name; every name the stack gives a resource derives from it, so two stacks deploy side by side ([deploy.md](deploy.md#two-stacks-in-one-account))',
+    scope: 'deploy',
+    codec: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a CloudFormation stack name (letters, digits, -)'),
+  },
+  tracing: {
+    context: 'tracing',
+    unit: 'on/off',
+    aws: 'off',
+    description: 'X-Ray active tracing of every function (traces cost per trace recorded and scanned)',
+    scope: 'deploy',
+    codec: oneOf(['on', 'off']),
+  },
+  logRetentionDays: {
+    context: 'logRetentionDays',
+    unit: 'days',
+    aws: 90,
+    description: "retention of the functions' and the API's log groups (a value CloudWatch Logs offers)",
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
+  apiThrottleRateLimit: {
+    context: 'apiThrottleRateLimit',
+    unit: 'per second',
+    aws: 50,
+    description: 'steady request rate of the HTTP API stage (receipts route: 4 x this)',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1 }),
+  },
+  apiThrottleBurstLimit: {
+    context: 'apiThrottleBurstLimit',
+    unit: 'count',
+    aws: 100,
+    description: 'burst of the HTTP API stage (receipts route: 4 x this)',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
+  senderBatchSize: {
+    context: 'senderBatchSize',
+    unit: 'count',
+    aws: 10,
+    description: 'dispatch messages per sender invocation (1-10)',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, max: 10, integer: true }),
+  },
+  senderMaxConcurrency: {
+    context: 'senderMaxConcurrency',
+    unit: 'count',
+    aws: 10,
+    description: "concurrent sender invocations at most (2-1000): bounds the provider's request rate",
+    scope: 'deploy',
+    codec: numberCodec({ min: 2, max: 1000, integer: true }),
+  },
+  smsSpendAlarmUsd: {
+    context: 'smsSpendAlarmUsd',
+    unit: 'USD',
+    aws: 0.8,
+    description:
+      "month-to-date SMS spend that pages (SNS, End User Messaging): set it a little below the account's spend limit ([deploy.md](deploy.md#7-alarms))",
+    scope: 'deploy',
+    codec: numberCodec({ min: 0.01 }),
+  },
+  dispatchUnknownAgeAlarmMinutes: {
+    context: 'dispatchUnknownAgeAlarmMinutes',
+    unit: 'min',
+    aws: 15,
+    description: 'age of the oldest `dispatch_unknown` that pages',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
+  unknownOutcomeRateAlarmPercent: {
+    context: 'unknownOutcomeRateAlarmPercent',
+    unit: 'percent',
+    aws: 10,
+    description: 'unknown provider outcomes, in percent of sends over 5 minutes, that page',
+    scope: 'deploy',
+    codec: numberCodec({ min: 0.1, max: 100 }),
+  },
+  fingerprintKeyEncryptionKeyArn: {
+    context: 'fingerprintKeyEncryptionKeyArn',
+    unit: 'text',
+    aws: 'aws/ssm',
+    description: "with `fingerprintKeyParameter`: the KMS key of that parameter, when it is not SSM's own",
+    scope: 'deploy',
+    codec: text,
+  },
+  snsManageDeliveryLogGroups: {
+    context: 'snsManageDeliveryLogGroups',
+    unit: 'on/off',
+    aws: 'on',
+    description:
+      "with `provider=sns`: create the account's SNS delivery-status log groups and SNS's role; `off` when they exist (another stack in the account and region owns them)",
+    scope: 'deploy',
+    codec: oneOf(['on', 'off']),
+  },
+  snsDeliveryLogRetentionDays: {
+    context: 'snsDeliveryLogRetentionDays',
+    unit: 'days',
+    aws: 7,
+    description:
+      'with `provider=sns`: retention of the delivery-status log groups (they hold destination numbers)',
+    scope: 'deploy',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
 } as const satisfies Record<string, Setting | DeploySetting>;
 
 /** The name the code uses for a setting. */
@@ -925,7 +1050,8 @@ export type EnvSettingKey = {
 /** The prefix of every CDK context key (`cdk deploy -c reset-notifier:provider=twilio`). */
 export const CONTEXT_PREFIX = 'reset-notifier:';
 
-type ContextName = {
+/** The short name of every CDK context key (`provider`, `smsSpendAlarmUsd`, ...). */
+export type ContextName = {
   [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly context: infer C extends string } ? C : never;
 }[SettingKey];
 
@@ -943,6 +1069,31 @@ export function contextKeys(): ContextKeys {
 
 /** What a setting's codec yields. */
 export type SettingValue<S> = S extends { readonly codec: z.ZodType<infer T> } ? T : never;
+
+/** What the codec of the setting behind context key `C` yields (`smsSpendAlarmUsd`: a number). */
+export type ContextValue<C extends ContextName> = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { readonly context: C }
+    ? SettingValue<(typeof SETTINGS)[K]>
+    : never;
+}[SettingKey];
+
+/**
+ * Parses the text of CDK context key `name` (short name) with its setting's codec, or throws an
+ * error naming the full key, as {@link readSetting} names the variable.
+ */
+export function decodeContext<C extends ContextName>(name: C, raw: string): ContextValue<C> {
+  const setting = Object.values(SETTINGS as Record<string, Setting | DeploySetting>).find(
+    (s) => s.context === name,
+  );
+  if (setting === undefined) throw new InvalidConfigurationError(`no setting has context key ${name}`);
+  const parsed = setting.codec.safeParse(raw);
+  if (!parsed.success) {
+    throw new InvalidConfigurationError(
+      `context ${CONTEXT_PREFIX}${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}, got "${raw}"`,
+    );
+  }
+  return parsed.data as ContextValue<C>;
+}
 
 /** A setting's value, `undefined` when it has no local default and is unset. */
 type ReadValue<S> = S extends { readonly local: string | number }

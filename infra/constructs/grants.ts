@@ -42,32 +42,45 @@ export function allowIndexQuery(
 }
 
 /**
- * What a Lambda event source mapping needs to read a table stream, scoped to that stream, plus
- * the table key to decrypt its records.
+ * What a Lambda event source mapping needs to read a table stream (Lambda checks all four on the
+ * execution role), scoped to that stream, plus the table key to decrypt its records.
+ * `dynamodb:ListStreams` has no resource type (Service Authorization Reference, DynamoDB; the
+ * AWSLambdaDynamoDBExecutionRole managed policy grants it on "*"): scoped to a stream ARN it
+ * matched nothing, so it is granted on "*", alone in its statement. It lists stream ARNs only.
  */
 export function allowStreamRead(grantee: iam.IGrantable, streamArn: string, tableKey: IKey): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
     new iam.PolicyStatement({
-      actions: [
-        'dynamodb:DescribeStream',
-        'dynamodb:GetRecords',
-        'dynamodb:GetShardIterator',
-        'dynamodb:ListStreams',
-      ],
+      actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
       resources: [streamArn],
     }),
+  );
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }),
   );
   allowTableKey(grantee, tableKey, 'read');
 }
 
 /**
  * Use of the table's encryption key through DynamoDB: `Decrypt`/`DescribeKey` to read, plus
- * `Encrypt`/`GenerateDataKey` to write. Stream reads are granted by the event source.
+ * `Encrypt`/`GenerateDataKey` to write, only in requests DynamoDB makes on the function's behalf
+ * (`kms:ViaService` = `dynamodb.<region>.amazonaws.com`, as the key policy examples of the
+ * DynamoDB developer guide's encryption-at-rest pages): the function itself cannot call KMS
+ * with the table key. Reading the generated fingerprint secret, encrypted under the same key, is
+ * granted through Secrets Manager apart ({@link allowSecretRead}).
  */
 export function allowTableKey(grantee: iam.IGrantable, key: IKey, access: 'read' | 'write'): void {
   const actions = ['kms:Decrypt', 'kms:DescribeKey'];
   if (access === 'write') actions.push('kms:Encrypt', 'kms:GenerateDataKey');
-  grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions, resources: [key.keyArn] }));
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions,
+      resources: [key.keyArn],
+      conditions: {
+        StringEquals: { 'kms:ViaService': `dynamodb.${Stack.of(key).region}.amazonaws.com` },
+      },
+    }),
+  );
 }
 
 /**

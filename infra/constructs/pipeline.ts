@@ -170,9 +170,11 @@ export class Pipeline extends Construct {
       timeout: Duration.seconds(30),
       memorySize: 256,
       environment: this.environment,
+      wildcardResourceReason:
+        'dynamodb:ListStreams has no resource type (only "*"); Lambda requires it of a stream event source. It lists stream ARNs, nothing else.',
     });
     // The mapping is declared directly (not with DynamoEventSource) so the stream read grant is
-    // scoped to this table's stream: DynamoEventSource grants `dynamodb:ListStreams` on "*".
+    // scoped to this table's stream, except `dynamodb:ListStreams`, which only "*" matches.
     forwarder.addEventSourceMapping('TableStream', {
       eventSourceArn: streamArn,
       startingPosition: StartingPosition.TRIM_HORIZON,

@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type CfnFunction, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -32,7 +32,7 @@ export interface ServiceFunctionProps {
 
 /**
  * The service's one Lambda flavour: Node.js 24 on ARM64, an ESM bundle built by the local esbuild
- * (never Docker), minified with source maps, active tracing, JSON logs into an explicit log group
+ * (never Docker), minified with source maps, JSON logs into an explicit log group
  * with a retention, and a role of its own that starts with nothing but writing to that log group.
  * Every other permission is granted explicitly by the construct that wires the function.
  */
@@ -65,7 +65,6 @@ export class ServiceFunction extends NodejsFunction {
       role,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
-      tracing: Tracing.ACTIVE,
       ...(props.reservedConcurrentExecutions === undefined
         ? {}
         : { reservedConcurrentExecutions: props.reservedConcurrentExecutions }),
@@ -98,13 +97,32 @@ export class ServiceFunction extends NodejsFunction {
         resources: [logGroup.logGroupArn],
       }),
     );
-    const reasons = ['X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.'];
-    if (props.wildcardResourceReason !== undefined) reasons.push(props.wildcardResourceReason);
-    acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', reasons.join(' '));
+    if (props.wildcardResourceReason !== undefined) {
+      acknowledge(role, 'AwsSolutions-IAM5[Resource::*]', props.wildcardResourceReason);
+    }
   }
 }
 
 /** Lambda's limit for SQS event sources: the queue's visibility timeout is at least 6x this. */
 export function visibilityTimeoutFor(functionTimeout: Duration): Duration {
   return Duration.seconds(functionTimeout.toSeconds() * 6);
+}
+
+/**
+ * Turns on X-Ray active tracing of `fn` (what CDK's `tracing: Tracing.ACTIVE` writes: the mode and
+ * the role's right to send segments), for deployments that opt in (`tracing`).
+ */
+export function enableActiveTracing(fn: ServiceFunction): void {
+  (fn.node.defaultChild as CfnFunction).tracingConfig = { mode: 'Active' };
+  fn.serviceRole.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+      resources: ['*'],
+    }),
+  );
+  acknowledge(
+    fn.serviceRole,
+    'AwsSolutions-IAM5[Resource::*]',
+    'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions.',
+  );
 }

@@ -16,6 +16,7 @@ import type { ServiceFunction } from '../../infra/constructs/service-function.js
 import type { Storage } from '../../infra/constructs/storage.js';
 import type { FUNCTION_ENTRIES, ResolvedSettings } from '../../infra/settings.js';
 import type { CONTEXT_KEYS } from '../../infra/stack.js';
+import type { ContextValue } from '../settings.js';
 
 /** Reads the CDK context keys of `infra/stack.ts`'s `CONTEXT_KEYS` (unset and blank: undefined). */
 export interface ContextReader {
@@ -25,6 +26,8 @@ export interface ContextReader {
   required(key: keyof typeof CONTEXT_KEYS): string;
   /** The full context key, for messages. */
   name(key: keyof typeof CONTEXT_KEYS): string;
+  /** The value as its setting's codec parses it (a number, a list, `on`/`off`); unset: undefined. */
+  value<K extends keyof typeof CONTEXT_KEYS>(key: K): ContextValue<K> | undefined;
 }
 
 /** Checks a setting that names a resource outside the stack (form only; see `infra/external-resources.ts`). */

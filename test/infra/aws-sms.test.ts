@@ -42,7 +42,7 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
 
   it('creates the configuration set with one enabled SNS event destination for every SMS event', () => {
     const set = onlyResource(template, 'AWS::SMSVOICE::ConfigurationSet', {
-      ConfigurationSetName: 'reset-notifier',
+      ConfigurationSetName: 'TestStack',
     });
     const [destination] = set.properties.EventDestinations as Record<string, unknown>[];
     expect(destination).toMatchObject({ Enabled: true, MatchingEventTypes: ['TEXT_ALL'] });
@@ -106,14 +106,14 @@ describe('provider eum: configuration set, encrypted events topic, receipts func
     const resources = JSON.stringify(list(statement.Resource));
     expect(list(statement.Resource)).toHaveLength(3);
     expect(resources).toContain(IDENTITY);
-    expect(resources).toContain(':configuration-set/reset-notifier');
+    expect(resources).toContain(':configuration-set/TestStack');
     expect(resources).toContain(':protect-configuration/protect-abc');
     expect(resources).not.toContain('"*"');
     const env = (sender.properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(env).toMatchObject({
       PROVIDER: 'eum',
       EUM_ORIGINATION_IDENTITY: IDENTITY,
-      EUM_CONFIGURATION_SET: 'reset-notifier',
+      EUM_CONFIGURATION_SET: 'TestStack',
       EUM_PROTECT_CONFIGURATION_ID: 'protect-abc',
     });
   });

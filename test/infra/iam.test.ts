@@ -1,3 +1,4 @@
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -5,8 +6,10 @@ import { KMS_ENCRYPTION_CONTEXT } from '../../shared/adapters/kms-cipher.js';
 import {
   actionsOf,
   allActions,
+  DEPLOYED,
   functionByDescription,
   referencedId,
+  resolveIntrinsics,
   type Statement,
   SYNTH_TIMEOUT_MS,
   statementsOfFunction,
@@ -20,11 +23,16 @@ const DESCRIPTIONS = {
   reconciler: 'reconciles unknown outcomes',
 } as const;
 type FunctionName = keyof typeof DESCRIPTIONS;
+type Props = Record<string, unknown>;
 
-/** Actions whose only valid resource is "*". */
-const STAR_ONLY_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', 'sns:Publish']);
+/** Actions whose only valid resource is "*" (Service Authorization Reference: no resource type). */
+const STAR_ONLY_ACTIONS = new Set([
+  'xray:PutTraceSegments',
+  'xray:PutTelemetryRecords',
+  'sns:Publish',
+  'dynamodb:ListStreams',
+]);
 const LOGS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
-const XRAY = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 const TABLE_KEY_WRITE = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'];
 
 function statementsByFunction(template: Template): Record<FunctionName, Statement[]> {
@@ -71,7 +79,6 @@ describe('least privilege per function (provider sns, the default)', () => {
     expect(allActions(statements.api)).toEqual(
       [
         ...LOGS,
-        ...XRAY,
         ...TABLE_KEY_WRITE,
         'dynamodb:GetItem',
         'dynamodb:PutItem',
@@ -90,7 +97,6 @@ describe('least privilege per function (provider sns, the default)', () => {
     expect(allActions(statements.forwarder)).toEqual(
       [
         ...LOGS,
-        ...XRAY,
         'dynamodb:DescribeStream',
         'dynamodb:GetRecords',
         'dynamodb:GetShardIterator',
@@ -102,8 +108,15 @@ describe('least privilege per function (provider sns, the default)', () => {
         'sqs:SendMessage',
       ].sort(),
     );
+    // ListStreams has no resource type: only "*" matches it (a stream ARN granted nothing).
     for (const statement of allowing(statements.forwarder, 'dynamodb:ListStreams')) {
-      expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': [expect.any(String), 'StreamArn'] }]);
+      expect(resourcesOf(statement)).toEqual(['*']);
+      expect(actionsOf(statement)).toEqual(['dynamodb:ListStreams']);
+    }
+    for (const action of ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator']) {
+      for (const statement of allowing(statements.forwarder, action)) {
+        expect(resourcesOf(statement)).toEqual([{ 'Fn::GetAtt': [expect.any(String), 'StreamArn'] }]);
+      }
     }
   });
 
@@ -111,7 +124,6 @@ describe('least privilege per function (provider sns, the default)', () => {
     expect(allActions(statements.sender)).toEqual(
       [
         ...LOGS,
-        ...XRAY,
         ...TABLE_KEY_WRITE,
         'dynamodb:GetItem',
         'dynamodb:PutItem',
@@ -131,7 +143,6 @@ describe('least privilege per function (provider sns, the default)', () => {
     expect(allActions(statements.reconciler)).toEqual(
       [
         ...LOGS,
-        ...XRAY,
         ...TABLE_KEY_WRITE,
         'dynamodb:GetItem',
         'dynamodb:PutItem',
@@ -268,4 +279,92 @@ describe('least privilege per provider', () => {
       }
     }
   });
+});
+
+/**
+ * The grants issue 22 found wrong, evaluated as IAM evaluates them (`@cloud-copilot/iam-simulate`,
+ * AWS's evaluation logic) with the template's intrinsics resolved as a deployment in
+ * {@link DEPLOYED} would resolve them: the role policies of one function, and the key policy when
+ * the request is on a KMS key.
+ */
+describe('least privilege, evaluated as IAM would (provider sns)', () => {
+  let template: Template;
+  let arns: Record<string, string>;
+  let tableKeyArn: string;
+  let tableKeyPolicy: unknown;
+  beforeAll(() => {
+    ({ template } = synthTemplate());
+    const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: Props }>;
+    // Every resource an ARN of its own (what Ref / GetAtt resolve to in the simulated deployment).
+    arns = Object.fromEntries(
+      Object.entries(resources).map(([id, r]) => [
+        id,
+        r.Type === 'AWS::KMS::Key'
+          ? `arn:aws:kms:${DEPLOYED.region}:${DEPLOYED.account}:key/${id}`
+          : r.Type === 'AWS::DynamoDB::Table'
+            ? `arn:aws:dynamodb:${DEPLOYED.region}:${DEPLOYED.account}:table/${id}/stream/2026-12-02T00:00:00.000`
+            : `arn:aws:${id}:${DEPLOYED.region}:${DEPLOYED.account}:${id}`,
+      ]),
+    );
+    const table = Object.values(resources).find((r) => r.Type === 'AWS::DynamoDB::Table');
+    if (table === undefined) throw new Error('no table');
+    const sse = table.Properties.SSESpecification as { KMSMasterKeyId: unknown };
+    const tableKeyId = referencedId(sse.KMSMasterKeyId) as string;
+    tableKeyArn = arns[tableKeyId] as string;
+    tableKeyPolicy = resolveIntrinsics(resources[tableKeyId]?.Properties.KeyPolicy, arns);
+  }, SYNTH_TIMEOUT_MS);
+
+  /** Whether the function's role may make the request. */
+  async function decide(
+    fn: FunctionName,
+    action: string,
+    resource: string,
+    context: Record<string, string> = {},
+  ): Promise<string> {
+    const statements = statementsOfFunction(
+      template,
+      functionByDescription(template, DESCRIPTIONS[fn]).logicalId,
+    );
+    const onTableKey = resource === tableKeyArn;
+    const result = await runSimulation(
+      {
+        request: {
+          principal: `arn:aws:iam::${DEPLOYED.account}:role/${fn}`,
+          action,
+          resource: { resource, accountId: DEPLOYED.account },
+          contextVariables: context,
+        },
+        identityPolicies: [
+          { name: fn, policy: resolveIntrinsics({ Version: '2012-10-17', Statement: statements }, arns) },
+        ],
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+        ...(onTableKey ? { resourcePolicy: tableKeyPolicy } : {}),
+      },
+      {},
+    );
+    if (result.resultType === 'error') throw new Error(JSON.stringify(result.errors));
+    return result.overallResult;
+  }
+
+  it('lets the forwarder list streams: dynamodb:ListStreams has no resource type, so only "*" matches it', async () => {
+    expect(await decide('forwarder', 'dynamodb:ListStreams', '*')).toBe('Allowed');
+  });
+
+  it.each<FunctionName>(['api', 'forwarder', 'sender', 'reconciler'])(
+    '%s: the table key only through DynamoDB (kms:ViaService), never called directly',
+    async (fn) => {
+      // Prepare
+      const viaDynamoDb = { 'kms:ViaService': `dynamodb.${DEPLOYED.region}.amazonaws.com` };
+
+      // Act / Assess
+      expect(await decide(fn, 'kms:Decrypt', tableKeyArn, viaDynamoDb)).toBe('Allowed');
+      expect(await decide(fn, 'kms:Decrypt', tableKeyArn)).toBe('ImplicitlyDenied');
+      expect(
+        await decide(fn, 'kms:Decrypt', tableKeyArn, {
+          'kms:ViaService': 'dynamodb.us-east-1.amazonaws.com',
+        }),
+      ).toBe('ImplicitlyDenied');
+    },
+  );
 });

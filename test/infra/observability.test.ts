@@ -12,9 +12,11 @@ import {
 import type { ResetNotifierProps } from '../../infra/settings.js';
 import { ZERO_SMS_CLASS_METRICS } from '../../shared/handlers/service-metrics.js';
 import {
+  DEPLOYED,
   functionByDescription,
   onlyResource,
   referencedId,
+  resolveIntrinsics,
   SYNTH_TIMEOUT_MS,
   synthTemplate,
 } from './support.js';
@@ -494,40 +496,6 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
     }
   });
 });
-
-/** What the simulated deployment resolves CloudFormation's pseudo parameters to. */
-const DEPLOYED = { account: '111111111111', region: 'eu-west-1', partition: 'aws' } as const;
-
-/**
- * A policy document with CloudFormation's intrinsics resolved as a deployment in {@link DEPLOYED}
- * would resolve them: pseudo parameters, `Fn::Join`, and a `Ref` / `Fn::GetAtt` of a resource to
- * the ARN `arns` names for it.
- */
-function resolveIntrinsics(value: unknown, arns: Readonly<Record<string, string>>): unknown {
-  if (Array.isArray(value)) return value.map((v) => resolveIntrinsics(v, arns));
-  if (typeof value !== 'object' || value === null) return value;
-  const v = value as Record<string, unknown>;
-  if (typeof v.Ref === 'string') {
-    const pseudo: Record<string, string> = {
-      'AWS::AccountId': DEPLOYED.account,
-      'AWS::Region': DEPLOYED.region,
-      'AWS::Partition': DEPLOYED.partition,
-    };
-    const resolved = pseudo[v.Ref] ?? arns[v.Ref];
-    if (resolved === undefined) throw new Error(`unresolved Ref ${v.Ref}`);
-    return resolved;
-  }
-  if (Array.isArray(v['Fn::GetAtt'])) {
-    const resolved = arns[String(v['Fn::GetAtt'][0])];
-    if (resolved === undefined) throw new Error(`unresolved GetAtt ${JSON.stringify(v['Fn::GetAtt'])}`);
-    return resolved;
-  }
-  if (Array.isArray(v['Fn::Join'])) {
-    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
-    return parts.map((p) => String(resolveIntrinsics(p, arns))).join(separator);
-  }
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolveIntrinsics(x, arns)]));
-}
 
 /** The alarm topic of a template (what every alarm notifies), its key, and both policies resolved. */
 function alarmTopicPolicies(template: Template) {

@@ -30,16 +30,16 @@ describe('pipeline: queues, functions, event sources and schedule', () => {
   const queueIdOf = (value: unknown) => referencedId(value) as string;
 
   describe('every function (the project-wide NodejsFunction)', () => {
-    it('runs Node.js 24 on ARM64 with active tracing, JSON logs into its own log group, ESM handler', () => {
+    it('runs Node.js 24 on ARM64 without X-Ray tracing (the default), JSON logs into its own log group, ESM handler', () => {
       for (const id of Object.values(ids)) {
         const fn = props(id);
         expect(fn).toMatchObject({
           Runtime: 'nodejs24.x',
           Architectures: ['arm64'],
-          TracingConfig: { Mode: 'Active' },
           Handler: 'index.handler',
           LoggingConfig: { LogFormat: 'JSON' },
         });
+        expect(fn.TracingConfig).toBeUndefined();
         const logGroupId = referencedId((fn.LoggingConfig as { LogGroup: unknown }).LogGroup);
         // Kept when the stack goes; removed if the first create rolls back.
         expect(resources[logGroupId as string]).toMatchObject({

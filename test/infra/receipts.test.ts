@@ -96,8 +96,6 @@ describe('Twilio receipts route (provider twilio)', () => {
       [
         'logs:CreateLogStream',
         'logs:PutLogEvents',
-        'xray:PutTelemetryRecords',
-        'xray:PutTraceSegments',
         'kms:Decrypt',
         'kms:DescribeKey',
         'kms:Encrypt',

@@ -247,6 +247,8 @@ describe('configuration from CDK context (cdk deploy -c ...)', () => {
 
   it('names the missing context key', () => {
     expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'twilio' })).toThrow(CONTEXT_KEYS.twilioAccountSid);
-    expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'pigeon' })).toThrow(/sns, eum, twilio or simulator/);
+    expect(() => propsFrom({ [CONTEXT_KEYS.provider]: 'pigeon' })).toThrow(
+      /context reset-notifier:provider must be one of simulator, twilio, sns, eum, got "pigeon"/,
+    );
   });
 });

@@ -25,7 +25,7 @@ export interface EumProviderSettings {
   readonly kind: 'eum';
   /** ARN of the phone number, sender id or pool messages come from; `sms-voice:SendTextMessage` is scoped to it. */
   readonly originationIdentityArn: string;
-  /** Name of the configuration set the stack creates. @default 'reset-notifier' */
+  /** Name of the configuration set the stack creates. @default - the stack name (`infra/settings.ts`) */
   readonly configurationSetName?: string;
   /** `MaxPrice` per message in USD, e.g. `'0.05'`. @default - none */
   readonly maxPrice?: string;
@@ -164,6 +164,7 @@ export const eumInfra: ProviderInfra<EumProviderSettings> = {
       ...optional('eumConfigurationSet', 'configurationSetName'),
       ...optional('eumMaxPrice', 'maxPrice'),
       ...optional('eumProtectConfigurationId', 'protectConfigurationId'),
+      ...(context.value('eumMessageFeedback') === 'on' ? { messageFeedback: true } : {}),
     };
   },
   validate(provider, fail) {
@@ -215,18 +216,22 @@ export const eumInfra: ProviderInfra<EumProviderSettings> = {
   // Lookups read the events the receipts function recorded: nothing to call.
   grantLookup: NO_GRANT,
   // User confirmations are forwarded to End User Messaging's feedback API (PutMessageFeedback).
-  grantFeedback(_scope, api) {
+  grantFeedback(scope, api) {
+    // PutMessageFeedback's resource is the message (`message/<MessageId>`, Service Authorization
+    // Reference): any message of this account and region, since the ids are only known at run time.
     api.addToRolePolicy(
       new iam.PolicyStatement({
         sid: 'ForwardConfirmations',
         actions: ['sms-voice:PutMessageFeedback'],
-        resources: ['*'],
+        resources: [
+          Stack.of(scope).formatArn({ service: 'sms-voice', resource: 'message', resourceName: '*' }),
+        ],
       }),
     );
     acknowledge(
-      api,
-      'AwsSolutions-IAM5',
-      'PutMessageFeedback names a message id, not a resource ARN this stack can know; the action only records that a user received a message.',
+      api.serviceRole,
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:sms-voice:<AWS::Region>:<AWS::AccountId>:message/*]',
+      'PutMessageFeedback names a message id known only at run time; the grant covers the messages of this account and region, and only records that a user received one.',
     );
   },
   grantReceipts: NO_GRANT,

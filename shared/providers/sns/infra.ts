@@ -1,11 +1,12 @@
 import { Arn, ArnFormat, CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { logGroupArns } from '../../../infra/constructs/grants.js';
 import { acknowledge } from '../../../infra/constructs/nag.js';
-import { settingsEnv } from '../../settings.js';
+import { retentionDaysOf } from '../../../infra/log-retention.js';
+import { SETTINGS, settingsEnv } from '../../settings.js';
 import { NO_GRANT, type ProviderInfra } from '../infra.js';
 
 /** Amazon SNS SMS (the default in AWS): `sns:Publish` to phone numbers, lookups in the delivery-status logs. */
@@ -83,7 +84,8 @@ function buildSnsLogs(scope: Construct, provider: SnsProviderSettings) {
     (name, index) =>
       new LogGroup(scope, index === 0 ? 'DeliveryLogs' : `DeliveryLogs${index}`, {
         logGroupName: name,
-        retention: provider.deliveryLogRetention ?? RetentionDays.ONE_WEEK,
+        retention:
+          provider.deliveryLogRetention ?? (SETTINGS.snsDeliveryLogRetentionDays.aws as RetentionDays),
         encryptionKey: key,
         removalPolicy: RemovalPolicy.DESTROY,
       }),
@@ -127,7 +129,23 @@ export const snsInfra: ProviderInfra<SnsProviderSettings> = {
   },
   fromContext(context) {
     const senderId = context.get('snsSenderId');
-    return { kind: 'sns', ...(senderId === undefined ? {} : { senderId }) };
+    const names = context.value('snsDeliveryLogGroups');
+    const manage = context.value('snsManageDeliveryLogGroups');
+    const retentionDays = context.value('snsDeliveryLogRetentionDays');
+    return {
+      kind: 'sns',
+      ...(senderId === undefined ? {} : { senderId }),
+      ...(names === undefined || names.length === 0 ? {} : { deliveryLogGroupNames: names }),
+      ...(manage === undefined ? {} : { manageDeliveryLogGroups: manage === 'on' }),
+      ...(retentionDays === undefined
+        ? {}
+        : {
+            deliveryLogRetention: retentionDaysOf(
+              retentionDays,
+              `context ${context.name('snsDeliveryLogRetentionDays')}`,
+            ),
+          }),
+    };
   },
   validate: NO_GRANT,
   environment: (scope, provider) =>

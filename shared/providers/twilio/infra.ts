@@ -1,3 +1,4 @@
+import { Duration } from 'aws-cdk-lib';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
@@ -29,6 +30,11 @@ export interface TwilioProviderSettings {
    * `redaction: 'off'`, absence is provable in a quiet account (docs/providers/twilio.md). @default - none
    */
   readonly absenceProbeTo?: string;
+  /**
+   * How long a new message may be missing from Twilio's list reads (`PROVIDER_LIST_LAG_ALLOWANCE_SECONDS`):
+   * an absence proof waits this long after the attempt (docs/providers/twilio.md). @default 60 seconds
+   */
+  readonly listLagAllowance?: Duration;
 }
 
 /** Every function that calls Twilio reads the auth token from its secret. */
@@ -45,9 +51,7 @@ export const twilioInfra: ProviderInfra<TwilioProviderSettings> = {
     const messagingServiceSid = context.get('twilioMessagingServiceSid');
     const redaction = context.get('twilioRedaction');
     const absenceProbeTo = context.get('twilioAbsenceProbeTo');
-    if (redaction !== undefined && redaction !== 'on' && redaction !== 'off') {
-      throw new Error(`context ${context.name('twilioRedaction')} must be on or off, got "${redaction}"`);
-    }
+    const listLagSeconds = context.value('twilioListLagAllowanceSeconds');
     return {
       kind: 'twilio',
       accountSid: context.required('twilioAccountSid'),
@@ -59,7 +63,8 @@ export const twilioInfra: ProviderInfra<TwilioProviderSettings> = {
       ),
       ...(baseUrl === undefined ? {} : { baseUrl }),
       ...(messagingServiceSid === undefined ? {} : { messagingServiceSid }),
-      ...(redaction === undefined ? {} : { redaction }),
+      ...(redaction === undefined ? {} : { redaction: redaction as 'on' | 'off' }),
+      ...(listLagSeconds === undefined ? {} : { listLagAllowance: Duration.millis(listLagSeconds * 1000) }),
       ...(absenceProbeTo === undefined ? {} : { absenceProbeTo }),
     };
   },
@@ -88,6 +93,10 @@ export const twilioInfra: ProviderInfra<TwilioProviderSettings> = {
       twilioRedaction: provider.redaction ?? 'on',
       twilioMessagingService: provider.messagingServiceSid,
       twilioAbsenceProbeTo: provider.absenceProbeTo,
+      twilioListLagAllowance:
+        provider.listLagAllowance === undefined
+          ? undefined
+          : provider.listLagAllowance.toMilliseconds() / 1000,
     }),
   grantSend: readAuthToken,
   grantLookup: readAuthToken,
