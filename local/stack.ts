@@ -26,6 +26,10 @@ import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { type DispatchStepHook, withDispatchSteps } from './faults/dispatch-crash.js';
 import { startLocalFauxqs } from './fauxqs.js';
+import { withKmsAuthorization } from './iam/cipher.js';
+import { runAs } from './iam/context.js';
+import type { IamDenial, IamEnforcer } from './iam/enforcer.js';
+import { type LocalIamOptions, localIamEnforcer } from './iam/local-stack.js';
 import { ensureQueues, ensureTable } from './resources.js';
 import { EUM_RECEIPTS_PATH, eumReceiptsRoute } from './runtime/eum-receipts-route.js';
 import { type ApiHandler, type LocalRoute, startHttpServer } from './runtime/http-server.js';
@@ -68,6 +72,8 @@ export interface LocalStackOptions {
   readonly reconcileWorkerConcurrency?: number;
   /** Parallel status-poll-queue consumers (the poll event source's `maxConcurrency`). */
   readonly reconcilePollWorkerConcurrency?: number;
+  /** IAM enforcement: each function's AWS calls evaluated against its role in the template (local/iam/). */
+  readonly iam?: LocalIamOptions;
 }
 
 export interface LocalStack {
@@ -91,6 +97,8 @@ export interface LocalStack {
    * them for the reconcile workers), so a caller sees the effect when it resolves.
    */
   reconcileNow(): Promise<ReconcileSummary>;
+  /** The calls IAM denied so far, when enforcement is on. */
+  readonly iam?: { denials(): readonly IamDenial[] };
   stop(): Promise<void>;
 }
 
@@ -333,9 +341,10 @@ function eumRouteFor(
   config: ServiceConfig,
   runtime: ServiceRuntime,
   awsProvider: ProviderSimulator['awsProvider'],
+  iam: IamEnforcer | undefined,
 ): LocalRoute | undefined {
   if (awsProvider !== 'eum' || !config.eumEventsTopicArn) return undefined;
-  return eumReceiptsRoute(
+  const route = eumReceiptsRoute(
     {
       ingest: ingestReceipt,
       topicArn: config.eumEventsTopicArn,
@@ -345,6 +354,7 @@ function eumRouteFor(
     },
     (report) => runtime.logger.info('eum receipt', { ...report }),
   );
+  return (req, res, url) => runAs(iam, 'eumReceipts', () => route(req, res, url));
 }
 
 /** The event sources, the way Lambda polls them: the table's stream and the three queues. */
@@ -358,10 +368,11 @@ async function startEventSources(
     clients: { dynamodb: DynamoDBClient; sqs: SQSClient };
     queues: { dispatch: Queues; reconcile: Queues; poll: Queues };
     onError: (error: unknown) => void;
+    iam: IamEnforcer | undefined;
   },
   stops: Stops,
 ): Promise<void> {
-  const { options, local, clients, queues, onError } = context;
+  const { options, local, clients, queues, onError, iam } = context;
   const streams = new DynamoDBStreamsClient({
     endpoint: context.dynamodbEndpoint,
     region: 'us-east-1',
@@ -371,15 +382,20 @@ async function startEventSources(
     dynamodb: clients.dynamodb,
     streams,
     tableName: context.tableName,
-    handler: (event) => handlers.forwarder(event),
+    // The stream reads are the event source's, not evaluated (docs/testing.md#iam-enforced-locally).
+    handler: (event) => runAs(iam, 'forwarder', () => handlers.forwarder(event)),
     onError,
     ...(options.streamDuplicateProbability
       ? { duplicateProbability: options.streamDuplicateProbability }
       : {}),
   });
   stops.push(streamPoller.stop);
-  /** An SQS event source on `url` (the ARN names it in the events). */
+  /**
+   * An SQS event source on `url` (the ARN names it in the events), polling with the role of the
+   * function it feeds, as Lambda's event source mapping does.
+   */
   const consume = async (
+    fn: 'sender' | 'reconcileWorker',
     url: string,
     handler: QueueHandler,
     concurrency: number,
@@ -388,29 +404,34 @@ async function startEventSources(
     const attributes = await clients.sqs.send(
       new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
     );
-    const poller = startSqsPoller({
-      client: clients.sqs,
-      queueUrl: url,
-      queueArn: attributes.Attributes?.QueueArn ?? '',
-      handler,
-      concurrency,
-      onError,
-      ...(duplicateProbability ? { duplicateProbability } : {}),
-    });
+    const poller = runAs(iam, fn, () =>
+      startSqsPoller({
+        client: clients.sqs,
+        queueUrl: url,
+        queueArn: attributes.Attributes?.QueueArn ?? '',
+        handler,
+        concurrency,
+        onError,
+        ...(duplicateProbability ? { duplicateProbability } : {}),
+      }),
+    );
     stops.push(poller.stop);
   };
   await consume(
+    'sender',
     queues.dispatch.queueUrl,
     (event) => handlers.sender(event),
     options.senderConcurrency ?? 4,
     options.sqsDuplicateProbability,
   );
   await consume(
+    'reconcileWorker',
     queues.reconcile.queueUrl,
     (event) => handlers.reconcileWorker(event),
     options.reconcileWorkerConcurrency ?? local.reconcileWorkerConcurrency,
   );
   await consume(
+    'reconcileWorker',
     queues.poll.queueUrl,
     (event) => handlers.reconcileWorker(event),
     options.reconcilePollWorkerConcurrency ?? local.reconcilePollWorkerConcurrency,
@@ -422,6 +443,7 @@ async function localRuntime(
   config: ServiceConfig,
   options: LocalStackOptions,
   dynamodbEndpoint: string,
+  enforceIam: boolean,
 ): Promise<ServiceRuntime> {
   const logger = options.logger ?? new Logger({ serviceName: 'reset-notifier', logLevel: 'INFO' });
   const handlerDynamo = new DynamoDBClient({
@@ -430,7 +452,9 @@ async function localRuntime(
     credentials: localCredentials,
   });
   options.wrapDynamoClient?.(handlerDynamo);
-  const baseRuntime = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+  const created = await createServiceRuntime(config, { logger, dynamoClient: handlerDynamo });
+  // The local cipher stands for the KMS field key: its use is evaluated as KMS calls would be.
+  const baseRuntime = enforceIam ? { ...created, cipher: withKmsAuthorization(created.cipher) } : created;
   return options.wrapCipher
     ? { ...baseRuntime, cipher: options.wrapCipher(baseRuntime.cipher) }
     : baseRuntime;
@@ -499,25 +523,38 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       { read, preConfig, keys, provider },
       { receiptsOrigin: receipts?.url ?? api.url, tableName, queues, dynamodbEndpoint, sqsEndpoint },
     );
-    const runtime = await localRuntime(config, options, dynamodbEndpoint);
+    const enforceIam = options.iam?.enforce ?? read(SETTINGS.localIam);
+    const runtime = await localRuntime(config, options, dynamodbEndpoint, enforceIam);
+    // A denied call fails in the function as in AWS; the line names it (no request payload).
+    const iam = enforceIam
+      ? await localIamEnforcer(config, options.iam ?? {}, ({ fn, action, resource }) =>
+          runtime.logger.warn('iam denied', { function: fn, action, resource }),
+        )
+      : undefined;
     const reconcileQueue = createSqsDispatchQueue(clients.sqs, queues.reconcile.queueUrl);
     const handlers = await composeLocalHandlers(config, runtime, options, reconcileQueue);
     // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
     routeRequest = (event, context) =>
-      event.rawPath === TWILIO_RECEIPTS_PATH ? handlers.receipts(event) : handlers.api(event, context);
-    receiptRequest = (event) => handlers.receipts(event);
-    eumRouteHandler = eumRouteFor(config, runtime, provider.awsProvider);
+      event.rawPath === TWILIO_RECEIPTS_PATH
+        ? runAs(iam, 'receipts', () => handlers.receipts(event))
+        : runAs(iam, 'api', () => handlers.api(event, context));
+    receiptRequest = (event) => runAs(iam, 'receipts', () => handlers.receipts(event));
+    eumRouteHandler = eumRouteFor(config, runtime, provider.awsProvider, iam);
     provider.awsSim?.setEventsUrl(`${api.url}${EUM_RECEIPTS_PATH}`);
 
     const onError = (error: unknown) =>
       runtime.logger.warn('local runtime error', { error: (error as Error).message });
     await startEventSources(
       handlers,
-      { options, local, tableName, dynamodbEndpoint, clients, queues, onError },
+      { options, local, tableName, dynamodbEndpoint, clients, queues, onError, iam },
       stops,
     );
     const intervalMs = options.reconcileIntervalMs ?? local.reconcileIntervalMs;
-    const timer = startTimer(intervalMs, () => handlers.reconciler(), onError);
+    const timer = startTimer(
+      intervalMs,
+      () => runAs(iam, 'reconciler', () => handlers.reconciler()),
+      onError,
+    );
     stops.push(timer.stop);
 
     return {
@@ -533,7 +570,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       pollQueueUrl: queues.poll.queueUrl,
       config,
       runtime,
-      reconcileNow: () => handlers.inlineReconciler(),
+      // Handles the keys itself: as the reconciler, which holds the workers' grants too.
+      reconcileNow: () => runAs(iam, 'reconciler', () => handlers.inlineReconciler()),
+      ...(iam ? { iam: { denials: () => iam.denials() } } : {}),
       stop: stopAll,
     };
   } catch (error) {

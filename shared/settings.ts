@@ -732,6 +732,15 @@ export const SETTINGS = {
     5,
     'local receives before a message goes to its dead-letter queue',
   ),
+  localIam: {
+    env: 'LOCAL_IAM',
+    unit: 'on/off',
+    local: 'true',
+    description:
+      "evaluate every AWS call a function makes in the local stack against that function's role in the synthesized template (docs/testing.md#iam-enforced-locally)",
+    scope: 'local',
+    codec: enabled,
+  },
   console: {
     env: 'CONSOLE_ENABLED',
     unit: 'on/off',
