@@ -98,6 +98,8 @@ export class Api extends Construct {
     storage.grantFingerprintKeyRead(this.handler);
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
+      // Named after the stack, as every name the stack chooses: two stacks read apart in the console.
+      apiName: Stack.of(this).stackName,
       description: 'reset-notifier: password-reset SMS, sent exactly once',
       defaultAuthorizer: new HttpIamAuthorizer(),
       createDefaultStage: false,

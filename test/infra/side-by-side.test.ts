@@ -77,6 +77,8 @@ describe('two stacks in one account and region (-c reset-notifier:stackName=...)
       // Assess
       expect([a.stack.stackName, b.stack.stackName]).toEqual(['ResetNotifierA', 'ResetNotifierB']);
       expect(uniqueNames(a.template)).toContain('AWS::SMSVOICE::ConfigurationSet ResetNotifierA');
+      // Not required to be unique, but named after the stack too, so the two read apart.
+      a.template.hasResourceProperties('AWS::ApiGatewayV2::Api', { Name: 'ResetNotifierA' });
       expect(shared(uniqueNames(a.template), uniqueNames(b.template))).toEqual([]);
     },
     SYNTH_TIMEOUT_MS,
