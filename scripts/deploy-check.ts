@@ -34,6 +34,7 @@ const findings = await runChecks(
   { sns: new SNSClient({ region }), smsVoice: new PinpointSMSVoiceV2Client({ region }) },
   {
     provider,
+    region,
     smsSpendAlarmUsd: Number(values['sms-spend-alarm-usd']),
     ...(values['origination-identity'] === undefined
       ? {}

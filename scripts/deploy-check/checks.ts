@@ -39,6 +39,28 @@ export interface CheckOptions {
   readonly smsSpendAlarmUsd: number;
   /** An origination identity the stack is told to use (phone number, id, ARN, sender id or pool). */
   readonly originationIdentity?: string;
+  /** The region the stack goes to (the `eum` variant cannot deploy everywhere). */
+  readonly region?: string;
+}
+
+/**
+ * Regions where CloudFormation has no `AWS::SMSVOICE::*` resource types (End User Messaging SMS's
+ * configuration set and its event destination), so the `eum` variant's stack cannot be created:
+ * Asia Pacific (Hong Kong), (Malaysia), (Thailand) and the China regions (the issue 22 review, from
+ * CloudFormation's resource-type availability by region; not re-read here: check it again if a
+ * region is added).
+ */
+export const REGIONS_WITHOUT_SMSVOICE_RESOURCES: readonly string[] = [
+  'ap-east-1',
+  'ap-southeast-5',
+  'ap-southeast-7',
+  'cn-north-1',
+  'cn-northwest-1',
+];
+
+/** Whether the stack's `AWS::SMSVOICE::*` resources can be created in `region` (every `cn-` region cannot). */
+export function hasSmsVoiceResources(region: string): boolean {
+  return !region.startsWith('cn-') && !REGIONS_WITHOUT_SMSVOICE_RESOURCES.includes(region);
 }
 
 /** The SDK clients the checks read with (mocked in tests). */
@@ -55,6 +77,17 @@ export async function runChecks(clients: CheckClients, options: CheckOptions): P
         id: 'provider',
         status: 'ok',
         summary: `provider ${options.provider}: no AWS SMS prerequisite (the Twilio auth token secret must exist; the stack validates its ARN)`,
+      },
+    ];
+  }
+  if (options.provider === 'eum' && options.region !== undefined && !hasSmsVoiceResources(options.region)) {
+    // Nothing else matters: the stack itself cannot be created here.
+    return [
+      {
+        id: 'eum-region',
+        status: 'fail',
+        summary: `provider eum cannot deploy to ${options.region}: CloudFormation has no AWS::SMSVOICE::* resources there (the stack's End User Messaging configuration set and event destination)`,
+        action: `Deploy the eum variant to a region that has them, or use provider sns or twilio in ${options.region} (-c reset-notifier:provider=sns).`,
       },
     ];
   }

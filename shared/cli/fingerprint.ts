@@ -12,7 +12,7 @@ export interface FingerprintCliDeps {
 }
 
 /** One number's fingerprints as `fingerprint --json` prints them (the number itself never). */
-export interface FingerprintEntry {
+interface FingerprintEntry {
   /** The input line the number was on. */
   readonly line: number;
   /** Under every key held, the current one first (`fp2:...`, then `fp1:...`). */

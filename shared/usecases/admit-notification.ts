@@ -130,7 +130,7 @@ export async function admitNotification(
  * out (docs/security.md#fingerprint-key-rotation). Nothing is wrong with the request, and an
  * instance that holds the key can answer it: retry-safe (503).
  */
-export class FingerprintKeyNotHeldError extends TransientFault {
+class FingerprintKeyNotHeldError extends TransientFault {
   readonly code = 'fingerprint_key_not_held';
 }
 

@@ -173,6 +173,45 @@ describe('npm run deploy:check', () => {
     expect(byId(findings, 'sns-spend-limit')).toBeDefined();
   });
 
+  it.each(['ap-east-1', 'ap-southeast-5', 'ap-southeast-7', 'cn-north-1', 'cn-northwest-1'])(
+    'refuses provider eum in %s, where CloudFormation has no AWS::SMSVOICE::* resources, and reads nothing',
+    async (region) => {
+      // Prepare
+      aFreshAccount();
+
+      // Act
+      const findings = await runChecks(clients(), { provider: 'eum', smsSpendAlarmUsd: 0.8, region });
+
+      // Assess: one failure (exit code 1) that says why and what to do instead.
+      expect(findings).toEqual([
+        {
+          id: 'eum-region',
+          status: 'fail',
+          summary: expect.stringContaining(
+            `provider eum cannot deploy to ${region}: CloudFormation has no AWS::SMSVOICE::*`,
+          ),
+          action: expect.stringContaining('-c reset-notifier:provider=sns'),
+        },
+      ]);
+      expect(formatFindings(findings)).toMatch(/^FAIL eum-region: provider eum cannot deploy/);
+      expect(smsVoice.calls()).toHaveLength(0);
+    },
+  );
+
+  it('checks End User Messaging as usual in a region that has its resources, and SNS anywhere', async () => {
+    // Prepare
+    aFreshAccount();
+
+    // Act
+    const eum = await runChecks(clients(), { provider: 'eum', smsSpendAlarmUsd: 0.8, region: 'eu-west-1' });
+    const sns = await runChecks(clients(), { provider: 'sns', smsSpendAlarmUsd: 0.8, region: 'ap-east-1' });
+
+    // Assess
+    expect(byId(eum, 'eum-region')).toBeUndefined();
+    expect(byId(eum, 'eum-account-tier')).toBeDefined();
+    expect(byId(sns, 'eum-region')).toBeUndefined();
+  });
+
   it('needs nothing from AWS SMS for twilio', async () => {
     // Act
     const findings = await runChecks(clients(), { provider: 'twilio', smsSpendAlarmUsd: 0.8 });
