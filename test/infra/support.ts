@@ -5,6 +5,7 @@ import { App, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type FunctionCodeSettings, PACKAGE_ROOT, type ResetNotifierProps } from '../../infra/settings.js';
 import { CONTEXT_KEYS, ResetNotifierStack } from '../../infra/stack.js';
+import { DEPLOYED, resolveIntrinsics as resolveTemplateIntrinsics } from '../../local/iam/resolve.js';
 
 /** Synthesis loads much of aws-cdk-lib the first time: hooks that synthesize get this long. */
 export const SYNTH_TIMEOUT_MS = 60_000;
@@ -168,36 +169,14 @@ export function referencedId(value: unknown): string | undefined {
   return undefined;
 }
 
-/** What the simulated deployment resolves CloudFormation's pseudo parameters to. */
-export const DEPLOYED = { account: '111111111111', region: 'eu-west-1', partition: 'aws' } as const;
+/** What the simulated deployment resolves CloudFormation's pseudo parameters to (the local stack's IAM model too). */
+export { DEPLOYED };
 
 /**
  * A policy document with CloudFormation's intrinsics resolved as a deployment in {@link DEPLOYED}
- * would resolve them: pseudo parameters, `Fn::Join`, and a `Ref` / `Fn::GetAtt` of a resource to
- * the ARN `arns` names for it.
+ * would resolve them (`local/iam/resolve.ts`: pseudo parameters, `Fn::Join`, `Fn::Sub`, ...), a
+ * `Ref` / `Fn::GetAtt` of a resource to the ARN `arns` names for it.
  */
 export function resolveIntrinsics(value: unknown, arns: Readonly<Record<string, string>>): unknown {
-  if (Array.isArray(value)) return value.map((v) => resolveIntrinsics(v, arns));
-  if (typeof value !== 'object' || value === null) return value;
-  const v = value as Record<string, unknown>;
-  if (typeof v.Ref === 'string') {
-    const pseudo: Record<string, string> = {
-      'AWS::AccountId': DEPLOYED.account,
-      'AWS::Region': DEPLOYED.region,
-      'AWS::Partition': DEPLOYED.partition,
-    };
-    const resolved = pseudo[v.Ref] ?? arns[v.Ref];
-    if (resolved === undefined) throw new Error(`unresolved Ref ${v.Ref}`);
-    return resolved;
-  }
-  if (Array.isArray(v['Fn::GetAtt'])) {
-    const resolved = arns[String(v['Fn::GetAtt'][0])];
-    if (resolved === undefined) throw new Error(`unresolved GetAtt ${JSON.stringify(v['Fn::GetAtt'])}`);
-    return resolved;
-  }
-  if (Array.isArray(v['Fn::Join'])) {
-    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
-    return parts.map((p) => String(resolveIntrinsics(p, arns))).join(separator);
-  }
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolveIntrinsics(x, arns)]));
+  return resolveTemplateIntrinsics(value, { ref: (id) => arns[id], getAtt: (id) => arns[id] });
 }
