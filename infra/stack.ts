@@ -109,14 +109,33 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
   };
 
   const kind = value('provider') ?? 'sns';
-  // The provider's own keys, read by its deploy side (shared/providers/<kind>/infra.ts).
+  // The provider's own keys, read by its deploy side (shared/providers/<kind>/infra.ts); the keys
+  // it reads are noted, so a key of another provider is refused rather than ignored.
+  const read = new Set<ContextName>();
   const provider: ProviderSettings = PROVIDER_INFRA[kind].fromContext({
     stack,
-    get,
-    required,
+    get: (key) => {
+      read.add(key);
+      return get(key);
+    },
+    required: (key) => {
+      read.add(key);
+      return required(key);
+    },
     name: (key) => CONTEXT_KEYS[key],
-    value,
+    value: (key) => {
+      read.add(key);
+      return value(key);
+    },
   });
+  const foreign = (Object.keys(CONTEXT_KEYS) as ContextName[]).filter(
+    (key) => PROVIDER_KEY.test(key) && !read.has(key) && text(key) !== undefined,
+  );
+  if (foreign.length > 0) {
+    throw new Error(
+      `context ${foreign.map((key) => CONTEXT_KEYS[key]).join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not read with provider ${kind}: remove ${foreign.length === 1 ? 'it' : 'them'} or set ${CONTEXT_KEYS.provider}`,
+    );
+  }
 
   const abuseLimits = defined({
     destinationLimits: get('destinationLimits'),
@@ -197,6 +216,9 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     }),
   };
 }
+
+/** The keys that belong to one provider (`twilioFrom`, `snsSenderId`, `eumMaxPrice`, `simulatorBaseUrl`). */
+const PROVIDER_KEY = /^(twilio|sns|eum|simulator)[A-Z]/;
 
 /** The context keys whose codec yields a list / a number. */
 type ListContextName = { [C in ContextName]: ContextValue<C> extends string[] ? C : never }[ContextName];

@@ -498,6 +498,15 @@ describe('context values are parsed by the settings codecs', () => {
     expect(() => synth(context)).toThrow(message);
   });
 
+  it("refuses another provider's key instead of ignoring it", () => {
+    expect(() => synth({ ...PROVIDERS.twilio, snsSenderId: 'ResetCode' })).toThrow(
+      /context reset-notifier:snsSenderId is not read with provider twilio/,
+    );
+    expect(() => synth({ twilioRedaction: 'off', eumMaxPrice: '0.05' })).toThrow(
+      /context reset-notifier:twilioRedaction, reset-notifier:eumMaxPrice are not read with provider sns/,
+    );
+  });
+
   it('refuses a misspelt key instead of ignoring it', () => {
     expect(() => synth({ smsSpendAlarmUSD: '40' } as Partial<Record<ContextName, string>>)).toThrow(
       /context reset-notifier:smsSpendAlarmUSD is not a setting \(did you mean reset-notifier:smsSpendAlarmUsd\?\)/,
