@@ -26,7 +26,7 @@ export const E164_IDENTIFIER = { Name: 'E164PhoneNumber', Regex: '\\+[1-9][0-9]{
  * number (only keyed fingerprints); this covers a mistake, and the SNS delivery-status logs,
  * which hold every destination in clear. CloudFormation: `AWS::Logs::LogGroup` `DataProtectionPolicy`.
  */
-export function phoneNumberProtectionPolicy(scope: IConstruct): Record<string, unknown> {
+function phoneNumberProtectionPolicy(scope: IConstruct): Record<string, unknown> {
   const { partition } = Stack.of(scope);
   const identifiers = [
     ...PHONE_NUMBER_IDENTIFIERS.map((id) => `arn:${partition}:dataprotection::aws:data-identifier/${id}`),

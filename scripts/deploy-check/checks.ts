@@ -50,7 +50,7 @@ export interface CheckOptions {
  * CloudFormation's resource-type availability by region; not re-read here: check it again if a
  * region is added).
  */
-export const REGIONS_WITHOUT_SMSVOICE_RESOURCES: readonly string[] = [
+const REGIONS_WITHOUT_SMSVOICE_RESOURCES: readonly string[] = [
   'ap-east-1',
   'ap-southeast-5',
   'ap-southeast-7',
@@ -59,7 +59,7 @@ export const REGIONS_WITHOUT_SMSVOICE_RESOURCES: readonly string[] = [
 ];
 
 /** Whether the stack's `AWS::SMSVOICE::*` resources can be created in `region` (every `cn-` region cannot). */
-export function hasSmsVoiceResources(region: string): boolean {
+function hasSmsVoiceResources(region: string): boolean {
   return !region.startsWith('cn-') && !REGIONS_WITHOUT_SMSVOICE_RESOURCES.includes(region);
 }
 
