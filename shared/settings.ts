@@ -1095,7 +1095,17 @@ export function decodeContext<C extends ContextName>(name: C, raw: string): Cont
     (s) => s.context === name,
   );
   if (setting === undefined) throw new InvalidConfigurationError(`no setting has context key ${name}`);
-  const parsed = setting.codec.safeParse(raw);
+  let parsed: ReturnType<typeof setting.codec.safeParse>;
+  try {
+    parsed = setting.codec.safeParse(raw);
+  } catch (error) {
+    // A value the domain parses itself throws naming the variable: name the key instead.
+    const message = (error as Error).message;
+    const variable = 'env' in setting ? `${String(setting.env)}: ` : '';
+    throw new InvalidConfigurationError(
+      `context ${CONTEXT_PREFIX}${name}: ${message.startsWith(variable) ? message.slice(variable.length) : message}`,
+    );
+  }
   if (!parsed.success) {
     throw new InvalidConfigurationError(
       `context ${CONTEXT_PREFIX}${name} ${parsed.error.issues[0]?.message ?? 'is invalid'}, got "${raw}"`,

@@ -494,6 +494,16 @@ describe('context values are parsed by the settings codecs', () => {
       { stackName: 'reset_notifier' },
       /stackName must be a CloudFormation stack name/,
     ],
+    [
+      'a budget the domain cannot parse',
+      { destinationLimits: 'bogus' },
+      /^context reset-notifier:destinationLimits: "bogus" is not a budget like 3\/15m/,
+    ],
+    [
+      'a country that is no region code',
+      { allowedDestinationCountries: 'USA' },
+      /^context reset-notifier:allowedDestinationCountries: "USA" is not a region code/,
+    ],
   ])('refuses %s, naming the key', (_name, context, message) => {
     expect(() => synth(context)).toThrow(message);
   });
