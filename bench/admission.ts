@@ -19,6 +19,7 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { localContext } from '../local/runtime/lambda-context.js';
@@ -26,9 +27,15 @@ import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
 import { composeApi } from '../shared/composition/handlers.js';
 import { loadConfig } from '../shared/config.js';
+import {
+  budgetCounters,
+  DEFAULT_DESTINATION_LIMITS,
+  parseDestinationLimits,
+} from '../shared/domain/budgets.js';
 import { systemClock } from '../shared/domain/clock.js';
 import { createFingerprinter } from '../shared/domain/fingerprint.js';
 import { deriveIdempotencyKey } from '../shared/domain/idempotency-key.js';
+import { admit } from '../shared/domain/notification.js';
 import { DEFAULT_POLICY } from '../shared/domain/policy.js';
 import { settingsEnv } from '../shared/settings.js';
 import { CapacityRecorder, totals } from './capacity-model.js';
@@ -71,6 +78,13 @@ interface Variant {
 }
 
 const RETENTION_DAYS = 400;
+
+/** The variants of the budgets section's second loop (where the time goes, no handler). */
+const FLOOR_LABELS: Record<VariantId, string> = {
+  a: '(a) bare conditional PutItem',
+  b: '(t) the same put alone in a TransactWriteItems',
+  c: "(s) the store's guarded admission alone (put, event guard, log)",
+};
 const CONCURRENCY = 16;
 
 function expectStatus(result: APIGatewayProxyStructuredResultV2, status: number, variant: string): void {
@@ -633,6 +647,92 @@ async function budgetCapacity(
   return { capacityRows, wcu, addedWcu };
 }
 
+/**
+ * Where a guarded admission's time goes, without the handler: (a) the bare conditional PutItem
+ * again; (b) a TransactWriteItems holding only that same put (what a transaction costs on this
+ * emulator); (c) the store's admission alone (`DynamoNotificationStore.admit` with the default
+ * destination budgets: the command put, the event guard and the number's log in one
+ * TransactWriteItems, exactly what production sends), each to a number of its own.
+ */
+async function floorVariants(
+  endpoint: string,
+  setup: Setup,
+  template: Record<string, AttributeValue>,
+  bare: Variant,
+): Promise<Variant[]> {
+  const [tableT, tableS] = [
+    await freshServiceTable(setup.admin, 'bench-adm-t'),
+    await freshServiceTable(setup.admin, 'bench-adm-s'),
+  ];
+  const clientT = localDynamo(endpoint);
+  const store = new DynamoNotificationStore({
+    client: localDynamo(endpoint),
+    tableName: tableS,
+    evidenceRetentionDays: RETENTION_DAYS,
+  });
+  const sealed = template.sealed_payload?.S ?? '';
+  const policy = { destination: parseDestinationLimits(DEFAULT_DESTINATION_LIMITS), country: [] };
+  return [
+    bare,
+    {
+      id: 'b',
+      prepare() {
+        const eventId = `evt-${randomUUID()}`;
+        const command = new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: tableT,
+                Item: {
+                  ...template,
+                  pk: { S: deriveIdempotencyKey(eventId, 'sms', 'password_reset') },
+                  gsi_event_id: { S: eventId },
+                  event_id: { S: eventId },
+                },
+                ConditionExpression: 'attribute_not_exists(#pk)',
+                ExpressionAttributeNames: { '#pk': 'pk' },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        });
+        return async () => {
+          await clientT.send(command);
+        };
+      },
+    },
+    {
+      id: 'c',
+      prepare() {
+        const eventId = `evt-${randomUUID()}`;
+        const now = Date.now();
+        const fingerprint = `fp1:${randomUUID().replaceAll('-', '')}`;
+        const { next, evidence } = admit({
+          request: {
+            idempotencyKey: deriveIdempotencyKey(eventId, 'sms', 'password_reset'),
+            eventId,
+            channel: 'sms',
+            template: 'password_reset',
+            locale: 'en',
+            expiresAt: now + 600_000,
+            sensitive: { phone: '+14155550123', params: { code: '123456' } },
+          },
+          destinationFingerprint: fingerprint,
+          payloadFingerprint: `pf1:${randomUUID().replaceAll('-', '')}`,
+          providerName: 'simulator',
+          now,
+          safetyNetAt: now + 60_000,
+        });
+        const counters = budgetCounters(policy, fingerprint, undefined, now);
+        return async () => {
+          const result = await store.admit(next, evidence, sealed, counters);
+          if (result.kind !== 'admitted') throw new Error(`store floor: ${result.kind}`);
+        };
+      },
+    },
+  ];
+}
+
 /** The budgets section: latency, ratios against the bare put, and the capacity rows. */
 function budgetReport(
   timed: {
@@ -643,6 +743,7 @@ function budgetReport(
     burstSize: number;
   },
   capacity: { capacityRows: string[][]; wcu: number[]; addedWcu: number },
+  floor: { seq: ModeResult; conc: ModeResult },
 ): SectionResult {
   const { seq, conc, seqRounds, bursts, burstSize } = timed;
   const { capacityRows, wcu, addedWcu } = capacity;
@@ -710,6 +811,25 @@ function budgetReport(
       },
       {
         caption:
+          'Where the time goes, without the handler: p50 (ms) and ratio to the bare PutItem of the same loop',
+        headers: ['variant', 'mode', 'p50', 'p99', 'ratio to (a)'],
+        rows: (
+          [
+            ['sequential', floor.seq],
+            [`concurrency ${CONCURRENCY}`, floor.conc],
+          ] as const
+        ).flatMap(([mode, m]) =>
+          (['a', 'b', 'c'] as const).map((id) => [
+            FLOOR_LABELS[id],
+            mode,
+            fmt(m.latency[id].p50),
+            fmt(m.latency[id].p99),
+            fmt(ratio(m.latency[id].p50, m.latency.a.p50), 3),
+          ]),
+        ),
+      },
+      {
+        caption:
           'DynamoDB requests and modelled capacity per admission (AWS billing rules, transactional writes x2)',
         headers: ['variant', 'admission', 'HTTP', 'requests', 'model WCU', 'model RCU', 'detail'],
         rows: capacityRows,
@@ -717,6 +837,7 @@ function budgetReport(
     ],
     notes: [
       `Sequential: ${seqRounds} rounds; concurrency ${CONCURRENCY}: ${bursts} bursts of ${burstSize} per variant, round-robin with a rotated start.`,
+      "Where the time goes runs after the main loop on the same DynamoDB Local, and the emulator's transactions slow down with the transactions it ran before (docs/performance.md, section 7): read this loop's ratios against each other, not against the main loop's.",
       'A cancelled transaction (refusal, replay) is not modelled by the capacity recorder; its request count is exact. The refusal adds one strongly consistent GetItem (the store makes sure a replay is never refused).',
     ],
     targets,
@@ -724,7 +845,7 @@ function budgetReport(
       'admission.guarded_vs_bare.seq': Number(guardedVsBare.seq.toFixed(3)),
       [`admission.guarded_vs_bare.conc${CONCURRENCY}`]: Number(guardedVsBare.conc16.toFixed(3)),
     },
-    data: { seq, conc, capacityRows, addedWcu },
+    data: { seq, conc, capacityRows, addedWcu, floor },
   };
 }
 
@@ -735,7 +856,8 @@ function budgetReport(
  * (`3/15m,10/24h` and one command per event: one TransactWriteItems of the put, the event guard
  * and the one counter item both windows share). Every (d) request goes to its own number, so no
  * budget is ever spent and the figure is the cost of counting, not of refusing. Prints
- * `FIGURE admission.guarded_vs_bare.seq` / `.conc16`: (d)/(a) of pooled p50s. Then, untimed, the
+ * `FIGURE admission.guarded_vs_bare.seq` / `.conc16`: (d)/(a) of pooled p50s. A second loop
+ * shows where the time goes without the handler ({@link floorVariants}). Then, untimed, the
  * capacity of a fresh, a refused and a replayed budgeted admission.
  */
 export async function runBudgetAdmission(options: AdmissionOptions): Promise<SectionResult> {
@@ -771,6 +893,17 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
   progress(`budgets: concurrency ${CONCURRENCY}, ${bursts} bursts of ${burstSize} x 3 variants`);
   const conc = await concurrent(list, bursts, burstSize);
 
+  const floorList = await floorVariants(options.endpoint, setup, template, a);
+  progress(`budgets: where the time goes, sequential, ${seqRounds} rounds x 3 variants`);
+  await sequential(floorList, options.quick ? 20 : 150);
+  const floorSeq = await sequential(floorList, seqRounds);
+  progress(`budgets: where the time goes, concurrency ${CONCURRENCY}`);
+  const floorConc = await concurrent(floorList, bursts, burstSize);
+
   const { capacityRows, wcu, addedWcu } = await budgetCapacity(setup, options.endpoint, handlerD, ownNumber);
-  return budgetReport({ seq, conc, seqRounds, bursts, burstSize }, { capacityRows, wcu, addedWcu });
+  return budgetReport(
+    { seq, conc, seqRounds, bursts, burstSize },
+    { capacityRows, wcu, addedWcu },
+    { seq: floorSeq, conc: floorConc },
+  );
 }
