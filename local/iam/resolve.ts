@@ -26,7 +26,7 @@ export interface CfnTemplate {
 }
 
 /** One resource of a {@link CfnTemplate}. */
-export interface CfnResource {
+interface CfnResource {
   readonly Type: string;
   readonly Properties?: Record<string, unknown>;
 }
