@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+/** The heavy soaks: each runs alone, after the other integration files (the `soak` project). */
+const SOAKS = ['test/integration/load.test.ts', 'test/integration/chaos-short.test.ts'];
+
 export default defineConfig({
   test: {
     // The SDK warns that Node 20 support ends in 2027; the Lambda runtime is Node 24.
@@ -30,12 +33,28 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          exclude: SOAKS,
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // Every file gets its own table and queue; two workers suit this 2-core machine.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // The soaks measure the service, so each runs alone after the rest: beside another file on
+          // the one DynamoDB Local a 2-core machine holds, the load test's 20,000 requests made the
+          // soak's claim writes take longer than a claim may (docs/testing.md#soaks-run-alone).
+          name: 'soak',
+          include: SOAKS,
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
