@@ -7,6 +7,7 @@ import { type BudgetPolicy, NO_BUDGETS, type RateWindow } from '../../shared/dom
 import { type EvidenceRecord, isFinal, type NotificationRecord } from '../../shared/domain/notification.js';
 import { findTransition, type NotificationState, ReasonCode } from '../../shared/domain/states.js';
 import { checkLostDeliverable, type DeliverableInput } from './lost-deliverable.js';
+import { checkEventDuplicates, checkNumberBudgets, type DriverEvent } from './per-event.js';
 import { createPhoneMatcher } from './phone-spellings.js';
 import { checkMisattributed, checkStale, type ReceiptsSeen } from './provider-truth.js';
 
@@ -38,6 +39,11 @@ export interface SendRequestEntry {
 /** The responses one event's concurrent POSTs finally got (after the client's own 5xx retries). */
 export interface AdmissionObservation {
   readonly idempotencyKey: string;
+  /**
+   * Every key the event's POSTs carried, when the driver sent it more than one (a fresh
+   * `Idempotency-Key` per try); absent: `idempotencyKey` only.
+   */
+  readonly keys?: readonly string[];
   readonly kind: 'normal' | 'short_life' | 'too_late';
   readonly responses: ReadonlyArray<{
     readonly variant: 'original' | 'conflict';
@@ -89,6 +95,8 @@ export interface ChaosDataset {
   readonly secrets: PrivacySecrets;
   readonly admissions: readonly AdmissionObservation[];
   readonly dispatchMarginMs: number;
+  /** Every event the driver sent, with the keys and number spellings it used (absent: `event_duplicates` and `number_budget` not judged). */
+  readonly events?: readonly DriverEvent[];
   /** The pumping scenario's responses, and the budgets the run enforced. */
   readonly pumping?: readonly PumpingObservation[];
   readonly budgets?: BudgetPolicy;
@@ -127,6 +135,8 @@ export type InvariantName =
   | 'ledger_mismatch'
   | 'admission'
   | 'budget'
+  | 'event_duplicates'
+  | 'number_budget'
   | 'privacy'
   | 'misattributed'
   | 'stale'
@@ -434,7 +444,7 @@ export function checkLedgerAgreement(
 }
 
 /**
- * API behaviour under concurrency: at most one 202 per key, one payload wins (2xx) and the other
+ * API behaviour under concurrency: at most one 202 per event (whatever keys its POSTs carried), one payload wins (2xx) and the other
  * gets 409, a rejected (too late) request stores nothing, and no response is unexpected.
  */
 export function checkAdmissions(
@@ -445,7 +455,8 @@ export function checkAdmissions(
   const problems: string[] = [];
   for (const event of admissions) {
     const key = event.idempotencyKey;
-    const isStored = stored.has(key);
+    // A second key for the event is answered with the first command (200) or 409: stored under any of its keys.
+    const isStored = [key, ...(event.keys ?? [])].some((k) => stored.has(k));
     const statuses = event.responses.map((r) => r.status);
     // 429: the destination's budget was spent (several resets to one number): allowed, if it stores nothing.
     const unexpected = statuses.filter((s) => ![200, 202, 409, 422, 429].includes(s) && s < 500);
@@ -660,6 +671,13 @@ export function checkAll(dataset: ChaosDataset): InvariantResult[] {
     checkLedgerAgreement(dataset.commands, dataset.ledger),
     checkAdmissions(dataset.admissions, dataset.commands),
     checkBudgets(dataset.pumping ?? [], dataset.commands, dataset.budgets ?? NO_BUDGETS),
+    // Judged when the driver says what it sent (a run always does; chaos-short expects both).
+    ...(dataset.events
+      ? [
+          checkEventDuplicates(dataset.ledger, dataset.commands, dataset.events),
+          checkNumberBudgets(dataset.commands, dataset.events, dataset.budgets ?? NO_BUDGETS),
+        ]
+      : []),
     checkPrivacy(scannedTexts(dataset), dataset.secrets),
     checkMisattributed(dataset.commands, dataset.evidence, dataset.ledger),
     checkStale(dataset.commands, dataset.ledger, dataset.receiptsSeen, {

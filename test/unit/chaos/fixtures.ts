@@ -128,5 +128,22 @@ export function aGoodDataset(): ChaosDataset {
       },
     ],
     dispatchMarginMs: 5_000,
+    events: [
+      { eventId: 'evt-k-ok', channel: 'sms', template: 'password_reset', keys: ['k-ok'], spellings: [PHONE] },
+      {
+        eventId: 'evt-k-exp',
+        channel: 'sms',
+        template: 'password_reset',
+        keys: ['k-exp'],
+        spellings: [PHONE],
+      },
+      {
+        eventId: 'evt-k-late',
+        channel: 'sms',
+        template: 'password_reset',
+        keys: ['k-late'],
+        spellings: [PHONE],
+      },
+    ],
   };
 }
