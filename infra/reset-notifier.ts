@@ -62,6 +62,7 @@ export class ResetNotifier extends Construct {
       settings: this.settings,
       pipeline: this.pipeline,
       api: this.api,
+      ...(this.awsSms.keptReceipts === undefined ? {} : { keptReceipts: this.awsSms.keptReceipts }),
     });
     // Every function, the providers' included: X-Ray only when the deployment asks for it.
     if (this.settings.tracing) {

@@ -40,6 +40,8 @@ export interface ServiceConfig {
   readonly eumMessageFeedback: boolean;
   /** `EUM_EVENTS_TOPIC_ARN`: the only SNS topic whose events the receipts function believes. */
   readonly eumEventsTopicArn?: string;
+  /** `KEPT_RECEIPTS_QUEUE_URL`: set on the receipts keeper only, which keeps failed events there (without numbers). */
+  readonly keptReceiptsQueueUrl?: string;
   /** Local only: the End User Messaging endpoint of the AWS simulator (`EUM_ENDPOINT`). */
   readonly eumEndpoint?: string;
   /** E.164 prefixes the API accepts (empty = any valid number). */
@@ -148,6 +150,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('eumProtectConfigurationId', read(SETTINGS.eumProtectConfigurationId)),
     eumMessageFeedback: read(SETTINGS.eumMessageFeedback) === 'on',
     ...opt('eumEventsTopicArn', read(SETTINGS.eumEventsTopicArn)),
+    ...opt('keptReceiptsQueueUrl', read(SETTINGS.keptReceiptsQueueUrl)),
     ...opt('eumEndpoint', read(SETTINGS.eumEndpoint)),
     allowedDestinationPrefixes: read(SETTINGS.allowedDestinationPrefixes, []),
     budgets: { destination: read(SETTINGS.destinationLimits), country: read(SETTINGS.countryLimits) },

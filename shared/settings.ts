@@ -585,6 +585,13 @@ export const SETTINGS = {
     scope: 'service',
     codec: text,
   },
+  keptReceiptsQueueUrl: {
+    env: 'KEPT_RECEIPTS_QUEUE_URL',
+    ...url(
+      'End User Messaging: where the receipts keeper puts copies (without numbers) of events that failed every attempt; set on the keeper function only, and read by `receipts redrive`',
+      { aws: 'set by the stack (End User Messaging)' },
+    ),
+  },
   snsEndpoint: {
     env: 'SNS_ENDPOINT',
     ...url('SNS with `PROVIDER=sns` (unset in AWS)', { localNote: 'the AWS simulator' }),

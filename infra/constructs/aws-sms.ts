@@ -6,6 +6,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { providerInfra } from '../../shared/providers/infra-registry.js';
 import { FUNCTION_ENTRIES, type ResolvedSettings } from '../settings.js';
+import type { KeptReceipts } from './kept-receipts.js';
 import type { Pipeline } from './pipeline.js';
 import type { ServiceFunction } from './service-function.js';
 import type { Storage } from './storage.js';
@@ -22,7 +23,8 @@ export interface AwsSmsResourcesProps {
  * `shared/providers/<kind>/infra.ts`), under this construct (their logical ids keep its path):
  *
  * - `eum`: a configuration set with one event destination (an SNS topic with its own KMS key) and
- *   the receipts function subscribed to it;
+ *   the receipts function subscribed to it, and its kept receipts (a queue of copies without
+ *   numbers, and the keeper: the function's on-failure destination and its subscription's DLQ consumer);
  * - `sns`: the SMS delivery-status log groups SNS writes, with a retention and a KMS key, and the
  *   role SNS writes them with (see docs/providers/aws.md);
  * - `twilio`, `simulator`: none (their receipts route is part of the API).
@@ -31,6 +33,8 @@ export class AwsSmsResources extends Construct {
   readonly eventsTopic?: sns.Topic;
   readonly configurationSet?: CfnConfigurationSet;
   readonly receipts?: ServiceFunction;
+  /** `eum`: the kept-receipts queue and its keeper (the receipts function's on-failure destination). */
+  readonly keptReceipts?: KeptReceipts;
   readonly deliveryLogGroups: readonly LogGroup[] = [];
   readonly deliveryStatusRole?: iam.Role;
 
@@ -47,6 +51,7 @@ export class AwsSmsResources extends Construct {
     if (built.eventsTopic !== undefined) this.eventsTopic = built.eventsTopic;
     if (built.configurationSet !== undefined) this.configurationSet = built.configurationSet;
     if (built.receipts !== undefined) this.receipts = built.receipts;
+    if (built.keptReceipts !== undefined) this.keptReceipts = built.keptReceipts;
     if (built.deliveryLogGroups !== undefined) this.deliveryLogGroups = built.deliveryLogGroups;
     if (built.deliveryStatusRole !== undefined) this.deliveryStatusRole = built.deliveryStatusRole;
   }

@@ -25,6 +25,7 @@ import {
 import { providerInfra } from '../../shared/providers/infra-registry.js';
 import type { ResolvedSettings } from '../settings.js';
 import type { Api } from './api.js';
+import type { KeptReceipts } from './kept-receipts.js';
 import type { Pipeline } from './pipeline.js';
 import type { ServiceFunction } from './service-function.js';
 
@@ -33,6 +34,8 @@ export interface ObservabilityProps {
   readonly settings: ResolvedSettings;
   readonly pipeline: Pipeline;
   readonly api: Api;
+  /** The kept receipts of an asynchronously invoked receipts function (End User Messaging), if any. */
+  readonly keptReceipts?: KeptReceipts;
 }
 
 /** The service's EMF metric names, as the handlers' composition root publishes them. */
@@ -103,6 +106,7 @@ export class Observability extends Construct {
       ...this.apiAlarms(api),
       ...this.providerAlarms(settings, m),
       ...this.reconcilerAlarms(settings, pipeline, m),
+      ...(props.keptReceipts === undefined ? {} : this.keptReceiptsAlarms(props.keptReceipts)),
     };
     this.dashboard = this.createDashboard(pipeline, api, m);
   }
@@ -389,6 +393,42 @@ export class Observability extends Construct {
         m.oldestDueLag,
         settings.dispatchUnknownAgeAlarm.toMilliseconds(),
         { periods: 2 },
+      ),
+    };
+  }
+
+  /**
+   * Receipts that failed every attempt were kept (they wait for `reset-notifier receipts redrive`),
+   * and a keeper that fails (the failed receipts and the subscription's dead letters are not kept).
+   */
+  private keptReceiptsAlarms(kept: KeptReceipts): Record<string, Alarm> {
+    return {
+      keptReceipts: this.alarm(
+        'KeptReceipts',
+        'receipts failed every attempt and were kept without numbers: find the cause in the receipts logs, then run `reset-notifier receipts redrive` (docs/operations.md)',
+        kept.queue.metricApproximateNumberOfMessagesVisible({
+          statistic: 'Maximum',
+          period: Duration.minutes(1),
+        }),
+        0,
+      ),
+      receiptsKeeperErrors: this.alarm(
+        'ReceiptsKeeperErrors',
+        "the receipts keeper failed invocations, or Lambda could not hand it a failed receipt: failed receipts are not kept, the subscription's dead letters wait (they expire after their retention)",
+        new MathExpression({
+          label: 'Receipts keeper errors + failed-receipt deliveries to it',
+          expression: 'FILL(keeperErrors, 0) + FILL(deliveryFailures, 0)',
+          usingMetrics: {
+            keeperErrors: kept.keeper.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+            // Lambda's metric when it cannot send a record to a destination (a permission, a size limit).
+            deliveryFailures: kept.receipts.metric('DestinationDeliveryFailures', {
+              period: FIVE_MINUTES,
+              statistic: 'Sum',
+            }),
+          },
+          period: FIVE_MINUTES,
+        }),
+        0,
       ),
     };
   }

@@ -31,7 +31,7 @@ import { countingFinalOutcomes, providerEventReporter } from './outcome-metrics.
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor } from './provider.js';
 import { queueFor } from './queue.js';
-import { twilioAuthTokenFor, WELL_KNOWN_TWILIO_AUTH_TOKENS } from './receipts.js';
+import { keepReceiptsFor, twilioAuthTokenFor, WELL_KNOWN_TWILIO_AUTH_TOKENS } from './receipts.js';
 import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconcile.js';
 import { cipherFor, fingerprinterFor } from './secrets.js';
 import { serverTimeOf, storeFor } from './store.js';
@@ -341,6 +341,7 @@ export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = 
   const p = partsOf(config, parts);
   if (!config.eumEventsTopicArn)
     throw new InvalidConfigurationError(`${SETTINGS.eumEventsTopicArn.env} is required`);
+  const keep = keepReceiptsFor(config);
   const handler = createEumReceiptsHandler({
     ingest: ingestReceipt,
     topicArn: config.eumEventsTopicArn,
@@ -349,6 +350,8 @@ export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = 
     policy: config.policy,
     // Reports carry the message id, our reference and the event type; never the number.
     onReport: (report) => p.logger.info('eum receipt', { ...report }),
+    // Only the keeper function has a kept-receipts queue (docs/providers/aws.md#kept-receipts-and-redrive).
+    ...(keep === undefined ? {} : { keep }),
   });
   // A receipt can make a command final (`undelivered`): its outcome metrics are published too.
   return publishingMetrics(p.metrics, handler);

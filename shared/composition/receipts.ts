@@ -1,7 +1,11 @@
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { readSecretString } from '../adapters/secrets-manager-secret.js';
 import type { ServiceConfig } from '../config.js';
+import { CodedError } from '../domain/errors.js';
+import type { KeepReceipts } from '../providers/eum/index.js';
 import { SETTINGS } from '../settings.js';
+import { clientConfig } from './clients.js';
 
 /**
  * Auth tokens anyone can read in this repository: the simulator's, the settings table's local
@@ -25,5 +29,45 @@ export function twilioAuthTokenFor(config: ServiceConfig): () => Promise<string>
       },
     );
     return token;
+  };
+}
+
+/** The kept-receipts queue did not take every copy: the keeper's invocation fails, and Lambda retries it. */
+export class KeptReceiptsNotTakenError extends CodedError {
+  readonly code = 'kept_receipts_not_taken';
+  constructor(failed: number, of: number) {
+    super(`kept receipts: the queue did not take ${failed} of ${of} copies`);
+  }
+}
+
+/** SQS takes at most 10 messages per `SendMessageBatch`. */
+const SQS_BATCH = 10;
+
+/**
+ * Where the receipts keeper puts kept receipts: the kept-receipts queue (`KEPT_RECEIPTS_QUEUE_URL`,
+ * set on the keeper function only), one message per copy, each copy already without any number
+ * (docs/providers/aws.md#kept-receipts-and-redrive). Undefined where the variable is unset: the
+ * receipts function itself keeps nothing and refuses a failed-receipt record. A copy SQS did not
+ * take is thrown, so the keeper's invocation fails and Lambda retries it (its errors alarm).
+ */
+export function keepReceiptsFor(config: ServiceConfig, sqs?: SQSClient): KeepReceipts | undefined {
+  const queueUrl = config.keptReceiptsQueueUrl;
+  if (!queueUrl) return undefined;
+  const client = sqs ?? new SQSClient(clientConfig(config, config.sqsEndpoint));
+  return async (kept) => {
+    for (let start = 0; start < kept.length; start += SQS_BATCH) {
+      const batch = kept.slice(start, start + SQS_BATCH);
+      const out = await client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((receipt, index) => ({
+            Id: String(index),
+            MessageBody: JSON.stringify(receipt),
+          })),
+        }),
+      );
+      const failed = out.Failed?.length ?? 0;
+      if (failed > 0) throw new KeptReceiptsNotTakenError(failed, batch.length);
+    }
   };
 }

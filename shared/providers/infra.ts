@@ -11,6 +11,7 @@ import type { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { CfnConfigurationSet } from 'aws-cdk-lib/aws-smsvoice';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import type { KeptReceipts } from '../../infra/constructs/kept-receipts.js';
 import type { Pipeline } from '../../infra/constructs/pipeline.js';
 import type { ServiceFunction } from '../../infra/constructs/service-function.js';
 import type { Storage } from '../../infra/constructs/storage.js';
@@ -52,6 +53,8 @@ export interface ProviderResources {
   readonly eventsTopic?: sns.Topic;
   readonly configurationSet?: CfnConfigurationSet;
   readonly receipts?: ServiceFunction;
+  /** Where the receipts function's failed events are kept without numbers, and its keeper. */
+  readonly keptReceipts?: KeptReceipts;
   readonly deliveryLogGroups?: readonly LogGroup[];
   readonly deliveryStatusRole?: iam.Role;
 }

@@ -4,9 +4,9 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { CfnConfigurationSet } from 'aws-cdk-lib/aws-smsvoice';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { LambdaSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { allowTableItems, allowTableKey } from '../../../infra/constructs/grants.js';
+import { KeptReceipts, receiptsDeadLetterQueue } from '../../../infra/constructs/kept-receipts.js';
 import { acknowledge } from '../../../infra/constructs/nag.js';
 import { ServiceFunction } from '../../../infra/constructs/service-function.js';
 import { settingsEnv } from '../../settings.js';
@@ -108,33 +108,33 @@ function buildEum(
   });
   configurationSet.node.addDependency(topic);
 
+  const environment = { ...pipeline.environment, ...settingsEnv({ eumEventsTopicArn: topic.topicArn }) };
   const receipts = new ServiceFunction(scope, 'Receipts', {
     entry: entry('eumReceipts'),
     description: 'reset-notifier: End User Messaging events -> receipts (never sends)',
     timeout: Duration.seconds(30),
     memorySize: 256,
-    environment: { ...pipeline.environment, ...settingsEnv({ eumEventsTopicArn: topic.topicArn }) },
+    environment,
     logRetention: settings.logRetention,
     projectRoot: settings.code.projectRoot,
     depsLockFilePath: settings.code.depsLockFilePath,
   });
-  // Events that keep failing (after Lambda's async retries) are kept, never dropped silently.
-  const failed = new Queue(scope, 'ReceiptsFailureQueue', {
-    encryption: QueueEncryption.SQS_MANAGED,
-    enforceSSL: true,
-    retentionPeriod: Duration.days(14),
-  });
-  acknowledge(
-    failed,
-    'AwsSolutions-SQS3',
-    'This queue is itself the failure destination of the receipts function.',
-  );
-  receipts.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6) });
+  // SNS failing to reach the function: its raw copies (numbers in clear) wait here for the keeper.
+  const failed = receiptsDeadLetterQueue(scope, 'ReceiptsFailureQueue');
   topic.addSubscription(new LambdaSubscription(receipts, { deadLetterQueue: failed }));
+  // Events that keep failing (after Lambda's async retries) are kept without numbers, never dropped.
+  const keptReceipts = new KeptReceipts(scope, 'KeptReceipts', {
+    settings,
+    receipts,
+    entry: entry('eumReceipts'),
+    environment,
+    subscriptionDeadLetterQueue: failed,
+    maxEventAge: Duration.hours(6),
+  });
   allowTableItems(receipts, storage.table, ['GetItem', 'UpdateItem', 'PutItem']);
   allowTableKey(receipts, storage.tableKey, 'write');
   new CfnOutput(scope, 'EumEventsTopicArn', { value: topic.topicArn });
-  return { eventsTopic: topic, configurationSet, receipts };
+  return { eventsTopic: topic, configurationSet, receipts, keptReceipts };
 }
 
 /** AWS End User Messaging SMS, deploy side. */
