@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { composeReconciler } from '../composition/handlers.js';
+import { keptReceiptsRedrive } from '../composition/receipts.js';
 import { fingerprinterFor } from '../composition/secrets.js';
 import { createServiceRuntime } from '../composition.js';
 import { loadConfig } from '../config.js';
@@ -13,6 +14,7 @@ import { silentProgress, streamProgress } from './export/progress.js';
 import { createDynamoEvidenceSource } from './export/source.js';
 import { runFingerprint } from './fingerprint.js';
 import { UsageError } from './output.js';
+import { runReceiptsRedrive } from './receipts.js';
 import { runReconcile } from './reconcile.js';
 import type { CommandContext, Session } from './session.js';
 import { runStatus } from './status.js';
@@ -148,6 +150,76 @@ export function registerDlqCommands(program: Command, { io, exitCode, withSessio
           ...(options.json ? { json: true } : {}),
         }),
       );
+      exitCode.value = report.failed.length ? 1 : 0;
+    });
+}
+
+/** Options of `receipts redrive`, as commander parses them. */
+interface ReceiptsRedriveOptions {
+  keptUrl?: string;
+  topicArn?: string;
+  dryRun?: boolean;
+  json?: boolean;
+  max: number;
+}
+
+/** `receipts redrive`: the kept End User Messaging receipts back through the receipts use case. */
+export function registerReceiptsCommands(
+  program: Command,
+  { io, exitCode, withSession }: CommandContext,
+): void {
+  const receipts = program
+    .command('receipts')
+    .description('End User Messaging receipts that failed every attempt, kept without numbers');
+  receipts
+    .command('redrive')
+    .description(
+      're-deliver the kept receipts through the receipts use case, then delete each from the kept queue; ' +
+        'safe to repeat: the use case is idempotent, so a receipt redriven twice changes nothing twice',
+    )
+    .option(
+      '--kept-url <url>',
+      `the kept-receipts queue (env ${SETTINGS.keptReceiptsQueueUrl.env}; the stack output KeptReceiptsQueueUrl)`,
+    )
+    .option(
+      '--topic-arn <arn>',
+      `the events topic the receipts must name (env ${SETTINGS.eumEventsTopicArn.env}; the stack output EumEventsTopicArn)`,
+    )
+    .option('--dry-run', 'only print what would be redriven')
+    .option('--json', 'print JSON')
+    .option('--max <n>', 'redrive at most this many receipts', positiveInt, 1000)
+    .action(async (options: ReceiptsRedriveOptions, command: Command) => {
+      const report = await withSession(command, async (session) => {
+        const { config } = session.connection;
+        const keptUrl = options.keptUrl ?? config.keptReceiptsQueueUrl;
+        const topicArn = options.topicArn ?? config.eumEventsTopicArn;
+        if (!keptUrl)
+          throw new UsageError(
+            `receipts redrive needs the kept-receipts queue: --kept-url or ${SETTINGS.keptReceiptsQueueUrl.env} (the stack output KeptReceiptsQueueUrl)`,
+          );
+        if (!topicArn)
+          throw new UsageError(
+            `receipts redrive needs the End User Messaging events topic: --topic-arn or ${SETTINGS.eumEventsTopicArn.env} (the stack output EumEventsTopicArn)`,
+          );
+        return runReceiptsRedrive(
+          {
+            sqs: session.sqs,
+            keptUrl,
+            redrive: keptReceiptsRedrive({
+              topicArn,
+              store: session.store(),
+              clock: io.clock,
+              policy: config.policy,
+            }),
+            out: io.out,
+          },
+          {
+            max: options.max,
+            ...(options.dryRun ? { dryRun: true } : {}),
+            ...(options.json ? { json: true } : {}),
+          },
+        );
+      });
       exitCode.value = report.failed.length ? 1 : 0;
     });
 }

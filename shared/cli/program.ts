@@ -6,6 +6,7 @@ import {
   registerDlqCommands,
   registerEvidenceCommands,
   registerFingerprintCommand,
+  registerReceiptsCommands,
   registerReconcileCommand,
   registerStatusCommand,
 } from './commands.js';
@@ -41,6 +42,7 @@ function createProgram(io: CliIo = processIo(), exitCode = { value: 0 }): Comman
   registerStatusCommand(program, context);
   registerEvidenceCommands(program, context);
   registerDlqCommands(program, context);
+  registerReceiptsCommands(program, context);
   registerReconcileCommand(program, context);
   registerFingerprintCommand(program, context);
   return program;

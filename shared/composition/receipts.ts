@@ -2,9 +2,16 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { readSecretString } from '../adapters/secrets-manager-secret.js';
 import type { ServiceConfig } from '../config.js';
-import { CodedError } from '../domain/errors.js';
-import type { KeepReceipts } from '../providers/eum/index.js';
+import { CodedError, InvalidConfigurationError } from '../domain/errors.js';
+import {
+  type EumReceiptDeps,
+  type EumReceiptReport,
+  type KeepReceipts,
+  type KeptReceipt,
+  redriveKeptReceipts,
+} from '../providers/eum/index.js';
 import { SETTINGS } from '../settings.js';
+import { ingestReceipt } from '../usecases/ingest-receipt.js';
 import { clientConfig } from './clients.js';
 
 /**
@@ -69,5 +76,23 @@ export function keepReceiptsFor(config: ServiceConfig, sqs?: SQSClient): KeepRec
       const failed = out.Failed?.length ?? 0;
       if (failed > 0) throw new KeptReceiptsNotTakenError(failed, batch.length);
     }
+  };
+}
+
+export type { EumReceiptReport, KeptReceipt } from '../providers/eum/index.js';
+
+/** Re-delivers one kept receipt through the receipts use case; a store fault is thrown. */
+export type RedriveKeptReceipt = (kept: KeptReceipt) => Promise<EumReceiptReport>;
+
+/**
+ * The redrive of `reset-notifier receipts redrive`: the receipts use case (idempotent) for copies
+ * naming `topicArn`, the events topic of the stack (docs/providers/aws.md#kept-receipts-and-redrive).
+ */
+export function keptReceiptsRedrive(deps: Omit<EumReceiptDeps, 'ingest'>): RedriveKeptReceipt {
+  return async (kept) => {
+    const [report] = await redriveKeptReceipts({ ...deps, ingest: ingestReceipt }, [kept]);
+    if (report === undefined)
+      throw new InvalidConfigurationError('receipts redrive: no report for a kept receipt');
+    return report;
   };
 }
