@@ -103,10 +103,11 @@ export class KeptReceipts extends Construct {
     });
     // The queue's visibility timeout is 6x the keeper's (receiptsDeadLetterQueue).
     this.keeper.addEventSource(new SqsEventSource(subscriptionDeadLetterQueue, { batchSize: 10 }));
+    // A stable output key operators can query, as the stack's own outputs (`ApiUrl`, ...).
     new CfnOutput(this, 'QueueUrl', {
       description: `${SETTINGS.keptReceiptsQueueUrl.env} for \`reset-notifier receipts redrive\``,
       value: this.queue.queueUrl,
-    });
+    }).overrideLogicalId('KeptReceiptsQueueUrl');
   }
 }
 

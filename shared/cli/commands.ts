@@ -183,7 +183,7 @@ export function registerReceiptsCommands(
     )
     .option(
       '--topic-arn <arn>',
-      `the events topic the receipts must name (env ${SETTINGS.eumEventsTopicArn.env}; the stack output EumEventsTopicArn)`,
+      `the events topic the receipts must name (env ${SETTINGS.eumEventsTopicArn.env}; the stack output whose key contains EumEventsTopicArn)`,
     )
     .option('--dry-run', 'only print what would be redriven')
     .option('--json', 'print JSON')
@@ -199,7 +199,7 @@ export function registerReceiptsCommands(
           );
         if (!topicArn)
           throw new UsageError(
-            `receipts redrive needs the End User Messaging events topic: --topic-arn or ${SETTINGS.eumEventsTopicArn.env} (the stack output EumEventsTopicArn)`,
+            `receipts redrive needs the End User Messaging events topic: --topic-arn or ${SETTINGS.eumEventsTopicArn.env} (the stack output whose key contains EumEventsTopicArn)`,
           );
         return runReceiptsRedrive(
           {

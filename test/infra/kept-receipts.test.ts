@@ -75,6 +75,11 @@ describe('kept receipts (provider eum)', () => {
     expect(envOf(receipts).KEPT_RECEIPTS_QUEUE_URL).toBeUndefined();
   });
 
+  it('outputs the kept queue URL under a stable key (KeptReceiptsQueueUrl) for the redrive', () => {
+    const output = template.toJSON().Outputs.KeptReceiptsQueueUrl as { Value: unknown };
+    expect(referencedId(output.Value)).toBe(keptQueueId);
+  });
+
   it('keeps copies on an encrypted, TLS-only queue for 14 days', () => {
     // Prepare
     const queue = resources[keptQueueId]?.Properties ?? {};
