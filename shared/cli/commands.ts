@@ -205,6 +205,7 @@ export function registerReceiptsCommands(
           {
             sqs: session.sqs,
             keptUrl,
+            topicArn,
             redrive: keptReceiptsRedrive({
               topicArn,
               store: session.store(),

@@ -15,6 +15,8 @@ export interface ReceiptsRedriveDeps {
   readonly keptUrl: string;
   /** The receipts use case, for copies naming the stack's events topic (`keptReceiptsRedrive`). */
   readonly redrive: RedriveKeptReceipt;
+  /** The events topic `redrive` is for: a dry run leaves copies of another topic as the redrive would. */
+  readonly topicArn: string;
   readonly out: TextOut;
   /** How long received copies stay hidden while this run works on them. @default 60 */
   readonly holdSeconds?: number;
@@ -159,7 +161,9 @@ export async function runReceiptsRedrive(
     }
     const described = { ...base, notification_id: kept.MessageId, ...describedBy(kept) };
     if (options.dryRun) {
-      redriven.push({ message, entry: { ...described, outcome: 'pending' } });
+      if (kept.TopicArn === deps.topicArn)
+        redriven.push({ message, entry: { ...described, outcome: 'pending' } });
+      else left.push({ message, entry: { ...described, outcome: 'left:wrong_topic' } });
       continue;
     }
     try {

@@ -93,6 +93,7 @@ async function aRedrive(queue: KeptQueue, options: { storeDown?: () => boolean }
   const deps = {
     sqs: queue.client,
     keptUrl: KEPT_URL,
+    topicArn: TOPIC,
     redrive: keptReceiptsRedrive({ topicArn: TOPIC, store, clock, policy }),
     out,
     waitSeconds: 0,
@@ -168,17 +169,21 @@ describe('reset-notifier receipts redrive', () => {
     expect((await store.get(KEY))?.record.state).toBe(S.delivered);
   });
 
-  it('with --dry-run, lists and keeps every copy', async () => {
+  it('with --dry-run, lists what would be redriven or left, and keeps every copy', async () => {
     // Prepare
-    const queue = new KeptQueue(keptDelivered());
+    const queue = new KeptQueue(keptDelivered(), keptDelivered('arn:aws:sns:eu-west-1:222222222222:other'));
     const { deps, store, out } = await aRedrive(queue);
 
     // Act
     const report = await runReceiptsRedrive(deps, { dryRun: true });
 
     // Assess
-    expect(report).toMatchObject({ dry_run: true, redriven: [{ outcome: 'pending' }] });
-    expect(queue.bodies).toHaveLength(1);
+    expect(report).toMatchObject({
+      dry_run: true,
+      redriven: [{ outcome: 'pending' }],
+      left: [{ outcome: 'left:wrong_topic' }],
+    });
+    expect(queue.bodies).toHaveLength(2);
     expect((await store.get(KEY))?.record.state).toBe(S.sent);
     expect(out.text()).toContain('dry run: nothing was redriven');
   });
