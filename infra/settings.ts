@@ -384,12 +384,10 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
 
 /**
  * The provider's props with the physical names the stack chooses derived from the stack name, so
- * two stacks in one account and region never ask for the same name: End User Messaging's
- * configuration set (unique per account and region) is called after the stack unless named.
+ * two stacks in one account and region never ask for the same name (the provider module says which).
  */
 function namedAfterStack(scope: Construct, provider: ProviderSettings): ProviderSettings {
-  if (provider.kind !== 'eum' || provider.configurationSetName !== undefined) return provider;
-  return { ...provider, configurationSetName: Stack.of(scope).stackName };
+  return providerInfra(provider).namedAfterStack?.(provider, Stack.of(scope).stackName) ?? provider;
 }
 
 /**

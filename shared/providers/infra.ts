@@ -76,6 +76,11 @@ export interface ProviderInfra<S extends { readonly kind: string }> {
   };
   /** Its props from CDK context (`cdk deploy -c reset-notifier:provider=<kind> ...`). */
   fromContext(context: ContextReader): S;
+  /**
+   * Its props with the physical names it leaves to the stack named after the stack, so two stacks
+   * in one account and region never ask for the same name; absent: nothing to name.
+   */
+  namedAfterStack?(provider: S, stackName: string): S;
   /** Rejects props that cannot work, naming the prop (synthesis fails). */
   validate(provider: S, fail: (message: string) => never): void;
   /** Checks the form of props that name resources outside the stack. */

@@ -167,6 +167,9 @@ export const eumInfra: ProviderInfra<EumProviderSettings> = {
       ...(context.value('eumMessageFeedback') === 'on' ? { messageFeedback: true } : {}),
     };
   },
+  // The configuration set's name is unique per account and region: called after the stack unless named.
+  namedAfterStack: (provider, stackName) =>
+    provider.configurationSetName === undefined ? { ...provider, configurationSetName: stackName } : provider,
   validate(provider, fail) {
     if (
       !/^arn:aws[a-z-]*:sms-voice:[a-z0-9-]*:\d{12}:(phone-number|sender-id|pool)\/.+$/.test(
