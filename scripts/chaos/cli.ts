@@ -125,6 +125,7 @@ export function formatSummary(
     `run: provider=${options.provider ?? 'twilio'}`,
     `run: admitted keys=${s.admittedKeys} posts=${s.posts} client retries after 5xx=${s.clientRetries} responses: ${histogram(s.responses)}`,
     `run: too-late events=${s.rejectedTooLate} short-life events=${s.shortLife} conflicting payloads=${s.conflicts} extra SQS messages=${s.extraSqsMessages} extra reconciler passes=${s.extraReconcilerPasses}`,
+    `run: events with a fresh key per try=${s.freshKeyEvents ?? 0} (POSTs with a fresh key ${s.freshKeyPosts ?? 0}), events spelling the number otherwise=${s.respelledEvents ?? 0}`,
     ...(s.pumping
       ? [
           `pumping: posts=${s.pumping.posts} admitted=${s.pumping.admitted} replayed=${s.pumping.replayed} rate limited=${s.pumping.refused}`,

@@ -86,7 +86,7 @@ function secretsOf(driven: Driven): ChaosDataset['secrets'] {
   const codes: string[] = [];
   const urls: string[] = [];
   for (const spec of driven.specs) {
-    phones.push(spec.phone);
+    phones.push(spec.phone, ...(spec.spellings ?? []));
     for (const params of [spec.params, spec.conflictParams]) {
       if (params === undefined) continue;
       if ('code' in params) codes.push(params.code);
@@ -115,7 +115,9 @@ export async function collectChaos(rig: Rig, driven: Driven, parts: RigParts): P
     phases: driven.phaseWindows,
     faultsByKey: rig.faultsByKey,
     shortLifeKeys: new Set(
-      driven.admissions.filter((a) => a.kind === 'short_life').map((a) => a.idempotencyKey),
+      driven.admissions
+        .filter((a) => a.kind === 'short_life')
+        .flatMap((a) => [a.idempotencyKey, ...(a.keys ?? [])]),
     ),
   };
   const capabilities = running.runtime.provider.capabilities;
@@ -128,6 +130,7 @@ export async function collectChaos(rig: Rig, driven: Driven, parts: RigParts): P
     logLines,
     secrets: secretsOf(driven),
     admissions: driven.admissions,
+    events: driven.events,
     // Judged with the settings the service read (shared/config.ts over shared/settings.ts), not re-parsed.
     dispatchMarginMs: running.config.policy.dispatchMarginMs,
     pumping: driven.pumping,

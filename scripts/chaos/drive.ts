@@ -7,14 +7,17 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { drillPhase } from './alarms.js';
 import type { AdmissionObservation, PumpingObservation } from './invariants.js';
 import type { PhaseWindow } from './lost-deliverable.js';
+import type { DriverEvent } from './per-event.js';
 import type { Rig } from './rig.js';
 import {
   type EventSpec,
   eventSpec,
   faultPhase,
+  freshKey,
   type PumpingEvent,
   pumpingEvents,
   requestBody,
+  spellingFor,
 } from './scenario.js';
 import { registerSecrets, setFaults } from './sim-control.js';
 
@@ -36,6 +39,11 @@ export interface DriveCounts {
   extraReconcilerPasses: number;
   admissionMs: number;
   pumping: { posts: number; admitted: number; replayed: number; refused: number };
+  /** Events whose client minted a fresh key per try, and the POSTs with a fresh key. */
+  freshKeyEvents: number;
+  freshKeyPosts: number;
+  /** Events (normal and pumping) whose POSTs spelled the number otherwise than E.164. */
+  respelledEvents: number;
 }
 
 /** What the drive sent and saw. */
@@ -44,6 +52,8 @@ export interface Driven {
   /** Every event started (normal and pumping), for the secrets the privacy scan looks for. */
   readonly specs: EventSpec[];
   readonly admissions: AdmissionObservation[];
+  /** Every event sent, with the keys and spellings its POSTs carried: the per-event invariants' truth. */
+  readonly events: DriverEvent[];
   readonly pumping: PumpingObservation[];
   readonly phaseWindows: PhaseWindow[];
   readonly admitted: Set<string>;
@@ -51,7 +61,13 @@ export interface Driven {
   readonly background: Set<Promise<unknown>>;
 }
 
-type Answer = { variant: 'original' | 'conflict'; status: number; code?: string };
+type Answer = {
+  variant: 'original' | 'conflict';
+  status: number;
+  code?: string;
+  /** The command a 2xx answered with (its `idempotency_key`: the first key of the event). */
+  admittedKey?: string;
+};
 
 function newDriven(): Driven {
   return {
@@ -70,9 +86,13 @@ function newDriven(): Driven {
       extraReconcilerPasses: 0,
       admissionMs: 0,
       pumping: { posts: 0, admitted: 0, replayed: 0, refused: 0 },
+      freshKeyEvents: 0,
+      freshKeyPosts: 0,
+      respelledEvents: 0,
     },
     specs: [],
     admissions: [],
+    events: [],
     pumping: [],
     phaseWindows: [],
     admitted: new Set(),
@@ -152,20 +172,43 @@ function startPhases(rig: Rig, d: Driven) {
   };
 }
 
+/**
+ * The keys one event's tries carry, in the order they are sent: the event's own (its header, or
+ * none for the key derived from `event_id`), then, for a client that mints a key per try, a fresh
+ * one each time. Records every key used.
+ */
+function keysFor(d: Driven, spec: EventSpec) {
+  const used = new Set<string>([spec.idempotencyKey]);
+  let tries = 0;
+  return {
+    used,
+    next(): string | undefined {
+      const n = tries++;
+      if (spec.freshKeys !== true || n === 0) return spec.headerKey;
+      d.counts.freshKeyPosts++;
+      const key = freshKey(spec, n);
+      used.add(key);
+      return key;
+    },
+  };
+}
+
 /** One POST of an event, retried as a client retries a 5xx (the API's retry contract): up to 6 tries. */
 async function post(
   rig: Rig,
   d: Driven,
-  spec: EventSpec,
   variant: 'original' | 'conflict',
   body: string,
+  nextKey: () => string | undefined,
 ): Promise<Answer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (spec.headerKey !== undefined) headers['idempotency-key'] = spec.headerKey;
   for (let attempt = 1; ; attempt++) {
     d.counts.posts++;
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const key = nextKey();
+    if (key !== undefined) headers['idempotency-key'] = key;
     let status: number;
     let code: string | undefined;
+    let admittedKey: string | undefined;
     try {
       const response = await fetch(`${rig.stack.apiUrl}/v1/notifications`, {
         method: 'POST',
@@ -174,14 +217,25 @@ async function post(
         signal: AbortSignal.timeout(20_000),
       });
       status = response.status;
-      const parsed = (await response.json().catch(() => ({}))) as { code?: unknown };
+      const parsed = (await response.json().catch(() => ({}))) as {
+        code?: unknown;
+        idempotency_key?: unknown;
+      };
       if (typeof parsed.code === 'string') code = parsed.code;
+      if (status < 300 && typeof parsed.idempotency_key === 'string') admittedKey = parsed.idempotency_key;
     } catch {
       status = 599;
     }
     const bucket = String(status);
     d.counts.responses[bucket] = (d.counts.responses[bucket] ?? 0) + 1;
-    if (status < 500 || attempt >= 6) return { variant, status, ...(code === undefined ? {} : { code }) };
+    if (status < 500 || attempt >= 6) {
+      return {
+        variant,
+        status,
+        ...(code === undefined ? {} : { code }),
+        ...(admittedKey === undefined ? {} : { admittedKey }),
+      };
+    }
     d.counts.clientRetries++;
     await sleep(50 * attempt);
   }
@@ -208,21 +262,55 @@ async function runEvent(rig: Rig, d: Driven, spec: EventSpec): Promise<void> {
   // SNS carries no reference: the simulator's test oracle attributes a body to its key by the secret.
   if (rig.provider === 'sns') await registerSecrets(rig.simUrl, spec);
   const expiresAt = Date.now() + spec.lifeMs;
-  const original = JSON.stringify(requestBody(spec, expiresAt));
-  const calls = Array.from({ length: spec.duplicates }, () => post(rig, d, spec, 'original', original));
+  const keys = keysFor(d, spec);
+  const spellings = new Set<string>();
+  const calls = Array.from({ length: spec.duplicates }, (_, n) => {
+    const phone = spellingFor(spec, n);
+    spellings.add(phone);
+    return post(
+      rig,
+      d,
+      'original',
+      JSON.stringify(requestBody(spec, expiresAt, spec.params, phone)),
+      keys.next,
+    );
+  });
   if (spec.conflictParams !== undefined) {
     d.counts.conflicts++;
+    spellings.add(spec.phone);
     const conflict = JSON.stringify(requestBody(spec, expiresAt, spec.conflictParams));
-    calls.splice(Math.floor(calls.length / 2), 0, post(rig, d, spec, 'conflict', conflict));
+    calls.splice(Math.floor(calls.length / 2), 0, post(rig, d, 'conflict', conflict, keys.next));
   }
   const responses = await Promise.all(calls);
-  d.admissions.push({ idempotencyKey: spec.idempotencyKey, kind: spec.kind, responses });
+  if (spec.freshKeys === true) d.counts.freshKeyEvents++;
+  if (spec.spellings !== undefined) d.counts.respelledEvents++;
+  d.events.push(driverEvent(spec, keys.used, spellings));
+  d.admissions.push({
+    idempotencyKey: spec.idempotencyKey,
+    ...(keys.used.size > 1 ? { keys: [...keys.used] } : {}),
+    kind: spec.kind,
+    responses,
+  });
   if (spec.kind === 'too_late') d.counts.rejectedTooLate++;
   if (spec.kind === 'short_life') d.counts.shortLife++;
-  if (!responses.some((r) => r.status < 300)) return;
-  d.admitted.add(spec.idempotencyKey);
-  rig.tracker.add(spec.idempotencyKey);
-  for (const delay of spec.extraSqsDelaysMs) duplicateDispatch(rig, d, spec.idempotencyKey, delay);
+  const admitted = responses.find((r) => r.status < 300);
+  if (admitted === undefined) return;
+  // With a key per try the command may be under any of them: the answer names it.
+  const key = admitted.admittedKey ?? spec.idempotencyKey;
+  d.admitted.add(key);
+  rig.tracker.add(key);
+  for (const delay of spec.extraSqsDelaysMs) duplicateDispatch(rig, d, key, delay);
+}
+
+/** What the driver knows of an event it sent: the per-event invariants judge by this, not by the store. */
+function driverEvent(spec: EventSpec, keys: Iterable<string>, spellings: Iterable<string>): DriverEvent {
+  return {
+    eventId: spec.eventId,
+    channel: 'sms',
+    template: 'password_reset',
+    keys: [...keys],
+    spellings: [...spellings],
+  };
 }
 
 /** One pumping reset: its POSTs, each answer kept for the budget check. */
@@ -232,10 +320,14 @@ async function pump(rig: Rig, d: Driven, event: PumpingEvent): Promise<void> {
   // As for the normal events: the SNS oracle must know this reset's secret to attribute its message.
   if (rig.provider === 'sns') await registerSecrets(rig.simUrl, spec);
   const sentAt = Date.now();
-  const body = JSON.stringify(requestBody(spec, sentAt + spec.lifeMs));
+  const phone = spellingFor(spec, 0);
+  const body = JSON.stringify(requestBody(spec, sentAt + spec.lifeMs, spec.params, phone));
+  const keys = keysFor(d, spec);
   const responses = await Promise.all(
-    Array.from({ length: spec.duplicates }, () => post(rig, d, spec, 'original', body)),
+    Array.from({ length: spec.duplicates }, () => post(rig, d, 'original', body, keys.next)),
   );
+  if (spec.spellings !== undefined) d.counts.respelledEvents++;
+  d.events.push(driverEvent(spec, keys.used, [phone]));
   const stats = d.counts.pumping;
   for (const r of responses) {
     stats.posts++;

@@ -105,6 +105,9 @@ export function mixFor(options: ChaosRunOptions): ChaosMix {
     ...DEFAULT_MIX,
     // SNS and End User Messaging never prove absence: an unknown without evidence waits for its expiry.
     ...(noAbsenceProof ? { maxNormalLifeMs: AWS_MAX_NORMAL_LIFE_MS } : {}),
+    // The SNS simulator attributes a message to the key registered for its secret before the send:
+    // with a key per try it cannot know which key won.
+    ...(options.provider === 'sns' ? { freshKeyProbability: 0 } : {}),
     ...(options.mix ?? {}),
   };
 }

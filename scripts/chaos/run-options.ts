@@ -117,6 +117,11 @@ export interface ChaosStats {
   rejectedTooLate: number;
   conflicts: number;
   shortLife: number;
+  /** Events whose client minted a fresh key per try, and the POSTs that carried one (absent: older results). */
+  freshKeyEvents?: number;
+  freshKeyPosts?: number;
+  /** Events whose POSTs spelled the number otherwise than E.164. */
+  respelledEvents?: number;
   finalStates: Record<string, number>;
   lastReasons: Record<string, number>;
   providerSends: number;

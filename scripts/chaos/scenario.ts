@@ -3,6 +3,7 @@
  * a pure function of the seed and an index, so a run can be reproduced, and an event can be
  * generated lazily (a `--duration` run does not need to know its event count up front).
  */
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { type DispatchStep, DispatchStep as Steps } from '../../local/faults/dispatch-crash.js';
 import {
   type FaultMode,
@@ -72,6 +73,17 @@ export interface ChaosMix {
   readonly decryptFailureProbability: number;
   /** Items planted in the due index that this release cannot parse (a newer release's reason code). */
   readonly poisonItems: number;
+  /**
+   * Per event: the client's commonest bug, a fresh `Idempotency-Key` on every POST and every retry
+   * after the first (one event, several keys: still one SMS). Off with SNS, whose simulator
+   * attributes a message to the one key registered before the send.
+   */
+  readonly freshKeyProbability: number;
+  /**
+   * Per event: its POSTs spell the number otherwise (separators, the national form with its trunk
+   * prefix: {@link numberSpellings}), which the API canonicalizes: one number, one budget.
+   */
+  readonly respellProbability: number;
 }
 
 /** The default mix: every fault at a rate that still lets 10,000 events settle in minutes. */
@@ -102,6 +114,8 @@ export const DEFAULT_MIX: ChaosMix = {
   repeatPhoneProbability: 0.25,
   decryptFailureProbability: 0.03,
   poisonItems: 3,
+  freshKeyProbability: 0.05,
+  respellProbability: 0.1,
 };
 
 /**
@@ -134,7 +148,7 @@ export interface PumpingEvent {
 
 /** Every reset of the pumping scenario, bursts first, then waves; seeded like the normal events. */
 export function pumpingEvents(seed: number, mix: ChaosMix = DEFAULT_MIX): PumpingEvent[] {
-  const event = (index: number, phone: string, duplicates: number): EventSpec => {
+  const event = (index: number, phone: string, duplicates: number, spelling?: string): EventSpec => {
     const rng = new Rng(seed, 'pump', index);
     const eventId = `pump-${seed}-${index}`;
     return {
@@ -150,15 +164,25 @@ export function pumpingEvents(seed: number, mix: ChaosMix = DEFAULT_MIX): Pumpin
       // within the run's settle time.
       lifeMs: Math.min(rng.int(60, 180) * 1_000, mix.maxNormalLifeMs ?? Number.POSITIVE_INFINITY),
       extraSqsDelaysMs: [],
+      ...(spelling === undefined || spelling === phone ? {} : { spellings: [spelling] }),
     };
   };
   const out: PumpingEvent[] = [];
   let index = 0;
   for (let n = 0; n < mix.pumpBurstNumbers; n++) {
-    // Area code 628: outside the normal events' 415 numbers.
-    const phone = `+1628${2_000_000 + n * 1_111}`;
+    // Area code 628: outside the normal events' 415 numbers. The second burst goes to a French
+    // mobile outside the wave's numbers, spelled with and without its trunk prefix.
+    const [country, phone] =
+      n === 1 ? ['FR', `+33612${200_000 + n * 1_111}`] : ['US', `+1628${2_000_000 + n * 1_111}`];
+    // Each reset of a burst spells the number its own way: the budget is the number's, not the spelling's.
+    const spellings = numberSpellings(phone);
     for (let i = 0; i < mix.pumpBurstSize; i++) {
-      out.push({ spec: event(index++, phone, 2), group: 'burst', target: `burst-${n}`, country: 'US' });
+      out.push({
+        spec: event(index++, phone, 2, spellings[i % spellings.length]),
+        group: 'burst',
+        target: `burst-${n}`,
+        country,
+      });
     }
   }
   for (const [country, phoneOf] of PUMP_COUNTRIES.slice(0, mix.pumpWaveCountries)) {
@@ -196,6 +220,46 @@ export interface EventSpec {
   readonly lifeMs: number;
   /** Delays (ms after admission) of extra dispatch messages put straight on the queue. */
   readonly extraSqsDelaysMs: readonly number[];
+  /** Every POST and retry after the first carries a fresh `Idempotency-Key` ({@link freshKey}). */
+  readonly freshKeys?: boolean;
+  /** Spellings of `phone` the POSTs carry in turn (absent: `phone` as is); see {@link spellingFor}. */
+  readonly spellings?: readonly string[];
+}
+
+/** The `n`-th fresh key of an event whose client mints one per try (n >= 1). */
+export function freshKey(spec: EventSpec, n: number): string {
+  return `${spec.eventId}.f${n}`;
+}
+
+/** The number as the `n`-th POST of an event spells it. */
+export function spellingFor(spec: EventSpec, n: number): string {
+  const spellings = spec.spellings ?? [];
+  return spellings[n % Math.max(1, spellings.length)] ?? spec.phone;
+}
+
+/**
+ * Spellings of an E.164 number the API accepts and canonicalizes back to it: international with
+ * spaces, hyphens or dots, `+<cc> <national form>` (`+1 (415) 555-0123`; `+33 06 12 34 56 78`, the
+ * trunk prefix kept) and, where the national form has a trunk prefix, its digits glued
+ * (`+330612345678`, issue 25 defect 2). The number itself first.
+ */
+export function numberSpellings(e164: string): string[] {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (parsed === undefined) return [e164];
+  const cc = `+${parsed.countryCallingCode}`;
+  const rest = parsed.formatInternational().slice(cc.length + 1);
+  const national = parsed.formatNational();
+  const nationalDigits = national.replace(/\D/g, '');
+  return [
+    ...new Set([
+      e164,
+      `${cc} ${rest}`,
+      `${cc} ${rest.replace(/ /g, '-')}`,
+      `${cc}.${rest.replace(/ /g, '.')}`,
+      `${cc} ${national}`,
+      ...(nationalDigits === parsed.nationalNumber ? [] : [`${cc}${nationalDigits}`]),
+    ]),
+  ];
 }
 
 /** The host of every reset URL the chaos run sends: the privacy scan looks for it anywhere. */
@@ -241,13 +305,22 @@ export function eventSpec(seed: number, index: number, mix: ChaosMix = DEFAULT_M
   // Drawn last, so every other value of an event stays what it was before this knob existed.
   const repeatOf =
     index > 0 && rng.chance(mix.repeatPhoneProbability) ? index - rng.int(1, Math.min(8, index)) : index;
+  // Their own stream: the knobs added later change no other value of an event.
+  const clientRng = new Rng(seed, 'event-client', index);
+  const freshKeys = clientRng.chance(mix.freshKeyProbability);
+  const phone = phoneFor(seed, repeatOf);
+  const others = numberSpellings(phone).slice(1);
+  const from = clientRng.int(0, Math.max(0, others.length - 1));
+  const spellings = clientRng.chance(mix.respellProbability)
+    ? [...others.slice(from), ...others.slice(0, from)]
+    : [];
   return {
     index,
     eventId,
     ...(headerKey === undefined ? {} : { headerKey }),
     idempotencyKey: headerKey ?? deriveIdempotencyKey(eventId, 'sms', 'password_reset'),
     locale: rng.pick(LOCALES),
-    phone: phoneFor(seed, repeatOf),
+    phone,
     params,
     ...(conflictParams === undefined ? {} : { conflictParams }),
     // Weight 1/n: every count from 1 to the maximum occurs, bursts of 10 are rarer (mean 3.4 for 10).
@@ -257,6 +330,8 @@ export function eventSpec(seed: number, index: number, mix: ChaosMix = DEFAULT_M
     kind,
     lifeMs,
     extraSqsDelaysMs,
+    ...(freshKeys ? { freshKeys } : {}),
+    ...(spellings.length > 0 ? { spellings } : {}),
   };
 }
 
@@ -265,13 +340,14 @@ export function requestBody(
   spec: EventSpec,
   expiresAt: number,
   params: ResetParams = spec.params,
+  phone: string = spec.phone,
 ): Record<string, unknown> {
   return {
     event_id: spec.eventId,
     channel: 'sms',
     template: 'password_reset',
     locale: spec.locale,
-    destination: { phone: spec.phone },
+    destination: { phone },
     expires_at: new Date(expiresAt).toISOString(),
     params,
   };

@@ -36,6 +36,8 @@ describe('chaos (short soak)', () => {
       ledger_mismatch: 0,
       admission: 0,
       budget: 0,
+      event_duplicates: 0,
+      number_budget: 0,
       privacy: 0,
       misattributed: 0,
       stale: 0,
