@@ -104,7 +104,9 @@ describe('the client package from plain Node against npm start', () => {
     expect(first.code).toBe(0);
     expect(lines(again.stdout)).toEqual([
       expect.objectContaining({ call: 'admit', kind: 'replayed', key: admitted?.key }),
-      { call: 'confirm', kind: 'confirmed' },
+      // `already_confirmed` when the confirmation's first request outlasted the client's attempt on a
+      // loaded machine and its retry found the confirmation it had made (the documented outcome).
+      { call: 'confirm', kind: expect.stringMatching(/^(confirmed|already_confirmed)$/) },
     ]);
     expect(first.stdout + again.stdout).not.toContain(TEST_PHONE);
   });

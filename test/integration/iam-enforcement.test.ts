@@ -63,6 +63,12 @@ describe('the pipeline under the template IAM', () => {
   });
 });
 
+/**
+ * A safety net, not a budget: the wait ends as soon as the sender has tried twice. On a loaded
+ * machine its first poll and its retry after the visibility timeout took longer than 5 s.
+ */
+const UNTIL_THE_SENDER_TRIED = { timeoutMs: 90_000, intervalMs: 100 };
+
 describe('a template the code does not fit breaks the pipeline with AccessDenied', () => {
   it("without the sender's grant on the dispatch queue, nothing is sent", async () => {
     // Prepare: the event source polls with the sender's role, which no longer names the queue.
@@ -79,7 +85,7 @@ describe('a template the code does not fit breaks the pipeline with AccessDenied
       const { idempotency_key: key } = await pipe.admit();
       const denied = () =>
         pipe.stack.iam?.denials().filter((d) => d.fn === 'sender' && d.action === 'sqs:ReceiveMessage') ?? [];
-      await eventually(() => expect(denied().length).toBeGreaterThanOrEqual(2));
+      await eventually(() => expect(denied().length).toBeGreaterThanOrEqual(2), UNTIL_THE_SENDER_TRIED);
 
       // Assess
       expect(denied()[0]?.message).toMatch(
@@ -111,7 +117,7 @@ describe('a template the code does not fit breaks the pipeline with AccessDenied
         .then((r) => r.json() as Promise<{ idempotency_key: string }>);
       const denied = () =>
         pipe.stack.iam?.denials().filter((d) => d.fn === 'sender' && d.action === 'kms:Decrypt') ?? [];
-      await eventually(() => expect(denied().length).toBeGreaterThanOrEqual(2));
+      await eventually(() => expect(denied().length).toBeGreaterThanOrEqual(2), UNTIL_THE_SENDER_TRIED);
 
       // Assess
       expect(await pipe.messages(key)).toEqual([]);
