@@ -2,7 +2,6 @@ import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
-  ReceiveMessageCommand,
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -10,6 +9,7 @@ import { parseDispatchBody } from '../adapters/sqs/dispatch-queue.js';
 import type { Clock } from '../domain/clock.js';
 import type { NotificationStore } from '../ports/store.js';
 import { formatAge, type TextOut, table, writeJson } from './output.js';
+import { holdEachOnce, inBatches } from './queue-hold.js';
 
 /** What the DLQ commands need. `store` is optional: with it, each message shows its key's current state. */
 export interface DlqDeps {
@@ -69,30 +69,10 @@ async function describe(deps: DlqDeps, message: Message): Promise<DlqEntry> {
  * messages simply reappear after the hold.
  */
 async function holdAll(deps: DlqDeps, max: number): Promise<Held[]> {
+  const messages = await holdEachOnce({ ...deps, queueUrl: deps.dlqUrl, systemAttributes: ['All'] }, max);
   const held: Held[] = [];
-  const seen = new Set<string>();
-  while (held.length < max) {
-    const out = await deps.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: deps.dlqUrl,
-        MaxNumberOfMessages: Math.min(10, max - held.length),
-        VisibilityTimeout: deps.holdSeconds ?? 60,
-        WaitTimeSeconds: deps.waitSeconds ?? 1,
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-    const messages = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId ?? ''));
-    if (messages.length === 0) break;
-    for (const message of messages) {
-      seen.add(message.MessageId ?? '');
-      held.push({ message, entry: await describe(deps, message) });
-    }
-  }
+  for (const message of messages) held.push({ message, entry: await describe(deps, message) });
   return held;
-}
-
-async function inBatches<T>(items: readonly T[], work: (batch: T[]) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += 10) await work(items.slice(i, i + 10));
 }
 
 /** Makes held messages visible again at once. */

@@ -2,11 +2,11 @@ import {
   ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
-  ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { EumReceiptReport, KeptReceipt, RedriveKeptReceipt } from '../composition/receipts.js';
 import { type TextOut, table, writeJson } from './output.js';
+import { holdEachOnce, inBatches } from './queue-hold.js';
 
 /** What `receipts redrive` needs: the kept-receipts queue, and the receipts use case's dependencies. */
 export interface ReceiptsRedriveDeps {
@@ -100,31 +100,9 @@ function outcomeOf(report: EumReceiptReport): string {
   return result.kind;
 }
 
-/** Receives up to `max` messages of the kept queue, each once, hidden for the hold. */
-async function receiveAll(deps: ReceiptsRedriveDeps, max: number): Promise<Message[]> {
-  const held: Message[] = [];
-  const seen = new Set<string>();
-  while (held.length < max) {
-    const out = await deps.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: deps.keptUrl,
-        MaxNumberOfMessages: Math.min(10, max - held.length),
-        VisibilityTimeout: deps.holdSeconds ?? 60,
-        WaitTimeSeconds: deps.waitSeconds ?? 1,
-      }),
-    );
-    const messages = (out.Messages ?? []).filter((m) => !seen.has(m.MessageId ?? ''));
-    if (messages.length === 0) break;
-    for (const message of messages) {
-      seen.add(message.MessageId ?? '');
-      held.push(message);
-    }
-  }
-  return held;
-}
-
-async function inBatches<T>(items: readonly T[], work: (batch: T[]) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += 10) await work(items.slice(i, i + 10));
+/** Every message of the kept queue (up to `max`), each once, hidden for the hold. */
+function receiveAll(deps: ReceiptsRedriveDeps, max: number): Promise<Message[]> {
+  return holdEachOnce({ ...deps, queueUrl: deps.keptUrl }, max);
 }
 
 /**
