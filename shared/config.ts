@@ -1,7 +1,15 @@
 import type { BudgetPolicy } from './domain/budgets.js';
 import { DEFAULT_POLICY, type DispatchPolicy } from './domain/policy.js';
 import type { DestinationNumberType } from './http/destination.js';
-import { type Env, readNumber, SETTINGS, type Setting, settingsReader } from './settings.js';
+import {
+  type Env,
+  type ProviderKind,
+  providersOf,
+  readNumber,
+  SETTINGS,
+  type Setting,
+  settingsReader,
+} from './settings.js';
 
 /** Twilio's magic test sender, the local default `From` when no messaging service is set. */
 const TWILIO_TEST_SENDER = '+15005550006';
@@ -17,8 +25,16 @@ export interface ServiceConfig {
   /** Local emulator endpoints; unset in AWS. */
   readonly dynamodbEndpoint?: string;
   readonly sqsEndpoint?: string;
-  /** `simulator` (Twilio-compatible simulator), `twilio`, `sns` or `eum` (AWS End User Messaging SMS). */
-  readonly provider: 'simulator' | 'twilio' | 'sns' | 'eum';
+  /**
+   * The primary provider (`providers[0]`): `simulator` (Twilio-compatible simulator), `twilio`,
+   * `sns` or `eum` (AWS End User Messaging SMS).
+   */
+  readonly provider: ProviderKind;
+  /**
+   * `PROVIDERS` (else `PROVIDER` alone): every provider in order of preference, each once; the
+   * sender moves to the next only when the previous provably did not send (docs/providers/failover.md).
+   */
+  readonly providers: readonly [ProviderKind, ...ProviderKind[]];
   readonly providerBaseUrl: string;
   readonly providerAccountSid: string;
   readonly providerAuthToken: string;
@@ -120,7 +136,8 @@ function opt<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V 
 export function loadConfig(env: Env = process.env): ServiceConfig {
   const read = settingsReader(env);
   const seconds = (setting: Setting<number>) => readNumber(env, setting) * 1000;
-  const provider = read(SETTINGS.provider);
+  const providers = providersOf(env);
+  const [provider] = providers;
   const messagingServiceSid = read(SETTINGS.twilioMessagingService);
   const providerBaseUrl = read(SETTINGS.twilioBaseUrl, `http://127.0.0.1:${read(SETTINGS.simPort)}`);
   return {
@@ -130,6 +147,7 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
     ...opt('dynamodbEndpoint', read(SETTINGS.dynamodbEndpoint)),
     ...opt('sqsEndpoint', read(SETTINGS.sqsEndpoint)),
     provider,
+    providers,
     providerBaseUrl,
     providerAccountSid: read(SETTINGS.twilioAccountSid),
     providerAuthToken: read(SETTINGS.twilioAuthToken),

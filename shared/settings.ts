@@ -86,6 +86,17 @@ const list = z.string().transform((raw) =>
     .map((item) => item.trim())
     .filter(Boolean),
 );
+/** Every provider kind the service can run with (one folder each under `shared/providers/`). */
+const PROVIDER_KINDS = ['simulator', 'twilio', 'sns', 'eum'] as const;
+/** A provider kind: `PROVIDER`'s value, an item of `PROVIDERS`. */
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+/** Provider kinds in order, comma-separated: at least one, each known, none twice. */
+const providerList = list.pipe(
+  z
+    .array(oneOf(PROVIDER_KINDS))
+    .min(1, 'must name at least one provider')
+    .refine((kinds) => new Set(kinds).size === kinds.length, 'must not name a provider twice'),
+);
 /** A flag that is on unless written `false`, `0`, `off` or `no`. */
 const enabled = z.string().transform((raw) => !['false', '0', 'off', 'no'].includes(raw.toLowerCase()));
 /** A value the domain parses itself (its own error names the variable). */
@@ -427,9 +438,20 @@ export const SETTINGS = {
     local: 'simulator',
     aws: 'sns',
     description:
-      '`simulator`, `twilio`, `sns` or `eum` ([providers/aws.md](providers/aws.md), [providers/twilio.md](providers/twilio.md))',
+      '`simulator`, `twilio`, `sns` or `eum` ([providers/aws.md](providers/aws.md), [providers/twilio.md](providers/twilio.md)); with `PROVIDERS`: unset, or its first',
     scope: 'service',
-    codec: oneOf(['simulator', 'twilio', 'sns', 'eum']),
+    codec: oneOf(PROVIDER_KINDS),
+  },
+  providers: {
+    env: 'PROVIDERS',
+    context: 'providers',
+    unit: 'list',
+    localNote: '`PROVIDER` alone',
+    aws: '`PROVIDER` alone',
+    description:
+      'providers in order of preference (`twilio,eum`): the first is the primary, the next is sent through only when the previous one provably did not send ([providers/failover.md](providers/failover.md)); each at most once; a `PROVIDER` that is not its first stops the start',
+    scope: 'service',
+    codec: providerList,
   },
   twilioBaseUrl: {
     env: 'PROVIDER_BASE_URL',
@@ -1163,6 +1185,41 @@ export function readSetting<S extends Setting>(
   if (raw !== undefined && raw.trim() !== '') return decode(setting, raw) as ReadValue<S>;
   if (fallback !== undefined) return fallback as ReadValue<S>;
   return (setting.local === undefined ? undefined : decode(setting, String(setting.local))) as ReadValue<S>;
+}
+
+/**
+ * The ordered provider list from `PROVIDER` (`single`) and `PROVIDERS` (`list`), each as given
+ * (`undefined`: unset): the list when set, else `[single]`, else `[fallback]`. Both set must agree
+ * on the primary, or the start stops naming both (`names`: the variables, or the context keys):
+ * a contradiction between two settings is a deployment error, never a silent choice.
+ */
+export function orderedProviders(
+  single: ProviderKind | undefined,
+  list: readonly ProviderKind[] | undefined,
+  fallback: ProviderKind,
+  names: { readonly single: string; readonly list: string } = {
+    single: SETTINGS.provider.env,
+    list: SETTINGS.providers.env,
+  },
+): readonly [ProviderKind, ...ProviderKind[]] {
+  const [primary, ...rest] = list ?? [];
+  if (primary === undefined) return [single ?? fallback];
+  if (single !== undefined && single !== primary) {
+    throw new InvalidConfigurationError(
+      `${names.single}=${single} contradicts ${names.list}=${list?.join(',')}: the first of ${names.list} is the primary; unset ${names.single} or make it ${primary}`,
+    );
+  }
+  return [primary, ...rest];
+}
+
+/** The ordered providers of an environment ({@link orderedProviders} over `PROVIDER` and `PROVIDERS`). */
+export function providersOf(env: Env): readonly [ProviderKind, ...ProviderKind[]] {
+  const set = (setting: Setting) => (env[setting.env]?.trim() ?? '') !== '';
+  return orderedProviders(
+    set(SETTINGS.provider) ? readSetting(env, SETTINGS.provider) : undefined,
+    readSetting(env, SETTINGS.providers),
+    readSetting(env, SETTINGS.provider),
+  );
 }
 
 /** {@link readSetting} bound to one environment. */

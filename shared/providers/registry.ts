@@ -14,7 +14,7 @@ import { twilioModule } from './twilio/module.js';
 /** A provider's kind: `PROVIDER`'s value. */
 export type ProviderKind = ServiceConfig['provider'];
 
-export const PROVIDERS: { readonly [K in ProviderKind]: ProviderModule<K> } = {
+export const PROVIDER_MODULES: { readonly [K in ProviderKind]: ProviderModule<K> } = {
   sns: snsModule,
   eum: eumModule,
   twilio: twilioModule,
@@ -22,11 +22,11 @@ export const PROVIDERS: { readonly [K in ProviderKind]: ProviderModule<K> } = {
 };
 
 /** Every provider's destination faults (a detail names its source, so all of them apply at once). */
-export const DESTINATION_FAULTS: readonly DestinationFaults[] = Object.values(PROVIDERS).map(
+export const DESTINATION_FAULTS: readonly DestinationFaults[] = Object.values(PROVIDER_MODULES).map(
   (module) => module.destinationFaults,
 );
 
 /** The module of a configured provider. */
 export function providerModule(kind: ProviderKind): ProviderModule {
-  return PROVIDERS[kind];
+  return PROVIDER_MODULES[kind];
 }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { PROVIDERS } from '../../../shared/providers/registry.js';
+import { PROVIDER_MODULES } from '../../../shared/providers/registry.js';
 import { SETTINGS } from '../../../shared/settings.js';
 
 describe('provider registry: one module per provider, one shape', () => {
   it('lists each module under its own kind', () => {
     // Prepare
-    const entries = Object.entries(PROVIDERS);
+    const entries = Object.entries(PROVIDER_MODULES);
 
     // Act
     const mismatched = entries.filter(([kind, module]) => module.kind !== kind);
@@ -17,7 +17,7 @@ describe('provider registry: one module per provider, one shape', () => {
 
   it("names only entries of the settings table as a module's settings", () => {
     // Prepare
-    const names = Object.values(PROVIDERS).flatMap((module) => module.settings);
+    const names = Object.values(PROVIDER_MODULES).flatMap((module) => module.settings);
 
     // Act
     const unknown = names.filter((name) => !(name in SETTINGS));
