@@ -4,23 +4,11 @@
  * (issue 23, docs/providers/failover.md). The circuit's rules are pure (`../domain/circuit.ts`);
  * this port only reads and records.
  */
+import type { CircuitState, HealthSample } from '../domain/circuit.js';
 import type { EpochMs } from '../domain/notification.js';
 
-/**
- * A circuit's state: `closed` sends normally; `open` sends nothing (the sender moves to the next
- * provider, which is safe: nothing left); `half_open` lets one probe send through to see whether
- * the provider is back.
- */
-export type CircuitState = 'closed' | 'open' | 'half_open';
-
-/** What one send told us about the provider's health (never about the destination). */
-export type HealthSample =
-  /** Accepted, or refused for a reason about the destination: the provider works. */
-  | 'ok'
-  /** Refused before acceptance for a reason about the provider (5xx, throttle, connection refused). */
-  | 'error'
-  /** The call's outcome is unknown (a timeout after the request left). */
-  | 'unknown';
+/** The circuit's states and a send's sample are the domain's (`../domain/circuit.ts`), where its rules are. */
+export type { CircuitState, HealthSample } from '../domain/circuit.js';
 
 /** A provider's circuit as the sender sees it at `now`. */
 export interface CircuitView {
@@ -32,7 +20,13 @@ export interface CircuitView {
 
 /** The one port the sender, the status command and the console use for provider health. */
 export interface ProviderHealth {
-  /** Each named provider's circuit at `now`, in the order given. */
+  /**
+   * Each named provider's circuit at `now`, in the order given. For a sender, `half_open` means
+   * this very call let the one probe through (a guarded write in the store): send it, and record
+   * its sample; every other sender sees `open` until the probe reports back, or until a probe
+   * period passes without it. An observer (status, console) sees `half_open` while a probe is due
+   * or out, and its view never writes.
+   */
   view(providers: readonly string[], now: EpochMs): Promise<readonly CircuitView[]>;
   /** Records one send's sample; may open, close or half-open the circuit. Never throws on contention. */
   record(provider: string, sample: HealthSample, now: EpochMs): Promise<void>;
