@@ -29,7 +29,8 @@ import { EUM_CONTEXT_REFERENCE_KEY } from './provider.js';
  * - `TEXT_TTL_EXPIRED` -> `not_sent`: the API reference of `TimeToLive` says the service stops
  *   attempting to hand the message off when the TTL expires and returns this event, so no carrier
  *   ever had it. `TEXT_PROTECT_BLOCKED` -> `not_sent`: our own protect configuration blocked it
- *   inside the service.
+ *   inside the service; unless the event names a rule mode that sends (Monitor's recommendation on
+ *   a message that went out): then `sent`, never a new attempt.
  * - Every other failure (`TEXT_BLOCKED`, `TEXT_CARRIER_BLOCKED`, `TEXT_CARRIER_UNREACHABLE`,
  *   `TEXT_INVALID`, `TEXT_INVALID_MESSAGE`, `TEXT_UNREACHABLE`, `TEXT_SPAM`) -> `undelivered`:
  *   the guide does not say the message never left, and some (carrier, device, spam) happen after
@@ -75,6 +76,11 @@ export interface EumEvent {
   readonly status: ProviderStatus;
   /** The event's `isFinal` (true when absent): false means a later event gives the outcome. */
   readonly final: boolean;
+  /**
+   * A `TEXT_PROTECT_BLOCKED` whose protect rule let the message go out (Monitor mode's blocking
+   * recommendation, {@link protectLetThrough}): read as `sent`, never as not sent.
+   */
+  readonly monitor: boolean;
   /** The SNS notification id: the same for SNS redeliveries of one event. */
   readonly notificationId: string;
   readonly eventTimestamp?: number;
@@ -105,6 +111,33 @@ export interface SnsNotification {
 type JsonRecord = Record<string, unknown>;
 const asRecord = (value: unknown): JsonRecord | undefined =>
   typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonRecord) : undefined;
+
+/**
+ * The protect rule modes that send (the service model's `ProtectStatus`: ALLOW | BLOCK | MONITOR |
+ * FILTER; only BLOCK and FILTER block). MONITOR "Allow[s] sending messages to the destination
+ * country, but include[s] the SMS protect blocking recommendation in metrics and events" (user
+ * guide, "Country rule modes"); the past-tense spellings are read alike.
+ */
+const SENDING_PROTECT_MODES: ReadonlySet<string> = new Set(['MONITOR', 'MONITORED', 'ALLOW', 'ALLOWED']);
+
+/**
+ * Whether a protect field of the event names a mode that sends: any top-level field whose name
+ * says protect (`protectStatus`), or any field of a protect object (`protectConfiguration`). The
+ * guide's "SMS Protect example log" is not in the stored copy we could read, so the rule's mode is
+ * looked for wherever a protect field can carry it (docs/providers/aws.md#protect-configurations-in-monitor-mode).
+ * Our own `context` is never read here.
+ */
+function protectLetThrough(event: JsonRecord): boolean {
+  const sends = (value: unknown) =>
+    typeof value === 'string' && SENDING_PROTECT_MODES.has(value.toUpperCase());
+  for (const [key, value] of Object.entries(event)) {
+    if (!/protect/i.test(key)) continue;
+    if (sends(value)) return true;
+    const nested = asRecord(value);
+    if (nested !== undefined && Object.values(nested).some(sends)) return true;
+  }
+  return false;
+}
 
 /**
  * Parses one SNS notification carrying an End User Messaging event. The topic must be the one the
@@ -145,7 +178,9 @@ export function parseEumNotification(notification: SnsNotification, expectedTopi
   if (typeStatus === undefined) return reject('unmapped_event_type', safeType);
   // An intermediate status proves the message exists and settles nothing: the final event will.
   const final = event.isFinal !== false;
-  const status: ProviderStatus = final ? typeStatus : 'sent';
+  // A Monitor rule's recommendation rides on a message that went out: a resend would be a second SMS.
+  const monitor = safeType === 'TEXT_PROTECT_BLOCKED' && protectLetThrough(event);
+  const status: ProviderStatus = final && !monitor ? typeStatus : 'sent';
   const reference = asRecord(event.context)?.[EUM_CONTEXT_REFERENCE_KEY];
   if (typeof reference !== 'string' || reference === '') return reject('no_client_reference', safeType);
   if (parseClientReference(reference) === undefined) return reject('foreign_client_reference', safeType);
@@ -158,6 +193,7 @@ export function parseEumNotification(notification: SnsNotification, expectedTopi
       clientReference: reference,
       status,
       final,
+      monitor,
       notificationId: typeof notification.MessageId === 'string' ? notification.MessageId : '',
       ...(typeof timestamp === 'number' && Number.isFinite(timestamp) ? { eventTimestamp: timestamp } : {}),
     },

@@ -53,8 +53,9 @@ export async function ingestEumNotification(
       status: event.status,
       providerStatus: event.eventType,
       // The event type is the provider's own status id (`TEXT_CARRIER_UNREACHABLE`): the evidence's
-      // `reason_detail`, marked when the event was intermediate (it settled nothing).
-      detail: `eum:event:${event.eventType}${event.final ? '' : ':not_final'}`,
+      // `reason_detail`, marked when the event was intermediate (it settled nothing) or a Monitor
+      // rule's recommendation (the message went out).
+      detail: `eum:event:${event.eventType}${event.monitor ? ':monitor' : event.final ? '' : ':not_final'}`,
       ...(event.notificationId === '' ? {} : { dedupeToken: `sns:${event.notificationId}` }),
     },
   );

@@ -81,6 +81,7 @@ describe('End User Messaging events', () => {
         clientReference: 'sms:password_reset:evt-1#2',
         status: 'delivered',
         final: true,
+        monitor: false,
         notificationId: '9b7a3c1e-0000-4000-8000-000000000001',
         eventTimestamp: 1_764_590_400_000,
       },
