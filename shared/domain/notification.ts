@@ -41,6 +41,12 @@ export interface AttemptMessage {
   readonly notSent?: true;
 }
 
+/** Which provider one attempt went to (docs/providers/failover.md): its lookups and receipts are that provider's. */
+export interface AttemptProvider {
+  readonly attempt: number;
+  readonly provider: string;
+}
+
 /**
  * The stored command record (minus storage details). `version` grows by one with every state
  * transition and equals the `seq` of the evidence record that transition wrote.
@@ -62,6 +68,11 @@ export interface NotificationRecord {
   readonly provider: ProviderRef;
   /** Every attempt's message id the record learnt, oldest attempt first (at most one per attempt). */
   readonly attemptMessages?: readonly AttemptMessage[];
+  /**
+   * Which provider each attempt went to, oldest first, written by a sender with more than one
+   * provider (`PROVIDERS`); absent: every attempt went to `provider.name`.
+   */
+  readonly attemptProviders?: readonly AttemptProvider[];
   readonly lastReason: ReasonCode;
   /** The last transition's `reason_detail` (provider code, classification id, why a proof waits), if it had one. */
   readonly reasonDetail?: ReasonDetail;
@@ -118,6 +129,7 @@ export type TransitionChanges = Partial<
     | 'attempts'
     | 'provider'
     | 'attemptMessages'
+    | 'attemptProviders'
     | 'leaseUntil'
     | 'leaseOwner'
     | 'nextAttemptAt'
