@@ -26,6 +26,12 @@ export const TableSchema = {
    * key no idempotency key can take (keys are derived hex digests), never in an index.
    */
   reconcileCursorKey: { pk: '_control#reconciler', sk: 'CURSOR' },
+  /**
+   * Each provider's circuit (docs/providers/failover.md#circuit): one control item per provider,
+   * `pk` = prefix + provider name, never in an index; its own partition, so one provider's
+   * per-send counter writes never share a partition with another's.
+   */
+  circuitKey: { prefix: '_control#circuit#', sortKey: 'CIRCUIT' },
   /** Consecutive failures of an item the reconciler could not read or handle (never indexed). */
   poisonCountAttribute: 'poison_count',
 } as const;
