@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { type BudgetCounter, counterExpiresAt } from '../../domain/budgets.js';
 import { DueLane, dueLaneOf } from '../../domain/due-lane.js';
 import { deriveIdempotencyKey } from '../../domain/idempotency-key.js';
-import type { AttemptMessage, EvidenceRecord, NotificationRecord } from '../../domain/notification.js';
+import type {
+  AttemptMessage,
+  AttemptProvider,
+  EvidenceRecord,
+  NotificationRecord,
+} from '../../domain/notification.js';
 import { parseReasonDetail, REFUSED_DETAIL, type ReasonDetail } from '../../domain/reason-detail.js';
 import { ALL_REASONS, ALL_STATES, type NotificationState, type ReasonCode } from '../../domain/states.js';
 import type { EventClaim } from '../../ports/store.js';
@@ -66,6 +71,7 @@ export const RECORD_ATTRIBUTES = {
   attemptStartedAt: 'attempt_started_at',
   callDeadline: 'call_deadline',
   attemptMessages: 'attempt_messages',
+  attemptProviders: 'attempt_providers',
   absentSince: 'absent_since',
   sentAt: 'sent_at',
   dueAt: 'due_at',
@@ -223,6 +229,18 @@ function optAttemptMessages(item: Item): { attemptMessages?: readonly AttemptMes
   return { attemptMessages: messages };
 }
 
+/** Which provider each attempt went to (a list of maps); a malformed entry makes the item corrupt. */
+function optAttemptProviders(item: Item): { attemptProviders?: readonly AttemptProvider[] } {
+  const value = item.attempt_providers;
+  if (value === undefined) return {};
+  if (!Array.isArray(value)) throw new CorruptItemError('attribute attempt_providers is not a list');
+  const providers = value.map((entry: unknown): AttemptProvider => {
+    const m = (typeof entry === 'object' && entry !== null ? entry : {}) as Item;
+    return { attempt: num(m, 'attempt'), provider: str(m, 'provider') };
+  });
+  return { attemptProviders: providers };
+}
+
 /** A stored detail, re-checked on read: one that fails the grammar is shown as refused, never as itself. */
 function optDetail<K extends string>(key: K, item: Item): { [P in K]?: ReasonDetail } {
   const value = item.reason_detail;
@@ -274,6 +292,7 @@ export function recordFromItem(item: Item): NotificationRecord {
     ...optNum('attemptStartedAt', item, 'attempt_started_at'),
     ...optNum('callDeadline', item, 'call_deadline'),
     ...optAttemptMessages(item),
+    ...optAttemptProviders(item),
     ...optNum('absentSince', item, 'absent_since'),
     ...optNum('sentAt', item, 'sent_at'),
     ...optNum('dueAt', item, 'due_at'),

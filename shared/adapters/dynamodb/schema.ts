@@ -79,6 +79,7 @@ export const STRONG_READ_ONLY_ATTRIBUTES = [
   'absent_since',
   'reason_detail',
   'attempt_messages',
+  'attempt_providers',
 ] as const;
 
 /** The INCLUDE projection of an index whose own keys are `keys`. */
