@@ -212,6 +212,48 @@ export const SETTINGS = {
       120,
     ),
   },
+  // The provider circuit (issue 23, docs/providers/failover.md#circuit): one per provider, in the table.
+  circuitWindow: {
+    env: 'CIRCUIT_WINDOW_SECONDS',
+    ...sec("the sliding window of sends a provider's circuit judges (10 buckets)", 30, 30),
+  },
+  circuitMinSamples: {
+    env: 'CIRCUIT_MIN_SAMPLES',
+    unit: 'count',
+    local: 10,
+    aws: 10,
+    description: 'sends in the window below which no circuit opens',
+    scope: 'service',
+    codec: numberCodec({ min: 1, integer: true }),
+  },
+  circuitErrorRate: {
+    env: 'CIRCUIT_ERROR_RATE_PERCENT',
+    unit: 'percent',
+    local: 50,
+    aws: 50,
+    description:
+      "a provider's circuit opens when more of the window's sends than this were refused for a reason about the provider",
+    scope: 'service',
+    codec: numberCodec({ min: 0, max: 100 }),
+  },
+  circuitUnknownRate: {
+    env: 'CIRCUIT_UNKNOWN_RATE_PERCENT',
+    unit: 'percent',
+    local: 20,
+    aws: 20,
+    description:
+      "a provider's circuit opens when more of the window's sends than this ended unknown (timeouts)",
+    scope: 'service',
+    codec: numberCodec({ min: 0, max: 100 }),
+  },
+  circuitProbe: {
+    env: 'CIRCUIT_PROBE_SECONDS',
+    ...sec(
+      'an open circuit lets one probe send through after this; a probe that never reports back is replaced after it',
+      15,
+      15,
+    ),
+  },
   // Limits and retention.
   maxExpiry: {
     env: 'MAX_EXPIRY_HOURS',
