@@ -17,7 +17,8 @@ export const SERVICE_METRIC_DIMENSIONS: Readonly<Record<string, string>> = { ser
  * Metric names, and what records them:
  * - sender, per message: `ProviderSends` (a provider call was made), `ProviderUnknownOutcomes` (its
  *   outcome is unknown), `SenderRecordFailures` (the dispatch threw), `SenderClockSkewRefusals` (its
- *   clock was off the store's beyond the bound: nothing sent, docs/design.md#clock-skew);
+ *   clock was off the store's beyond the bound: nothing sent, docs/design.md#clock-skew); per
+ *   view of the provider circuits, one `ProviderCircuit_<provider>` each ({@link circuitMetric});
  * - reconciler, per pass: `OldestDispatchUnknownAgeMs`, `OldestDueLagMs` (milliseconds) and
  *   `ReconcileItemErrors`;
  * - reconcile worker, per batch: `ReconcileWorkerItemErrors`, `ReconcilePoisonItems`, `ReconcileParkedItems`;
@@ -48,6 +49,21 @@ export const SERVICE_METRICS = {
   twilioRedactionObserved: 'TwilioRedactionObserved',
   twilioListLagObserved: 'TwilioListLagObserved',
 } as const;
+
+/**
+ * Each provider's circuit as a sender last saw it, published with every view the sender takes
+ * (docs/providers/failover.md#circuit): {@link CIRCUIT_LEVELS} under `ProviderCircuit_<provider>`,
+ * one metric per provider (the service's metrics carry the one `service` dimension).
+ */
+export function circuitMetric(provider: string): string {
+  return `ProviderCircuit_${provider}`;
+}
+
+/**
+ * A circuit's state as a number: a sender sees `open` while another sender's probe is out, so
+ * the `open` alarm (Maximum >= 2) holds until the circuit closes again.
+ */
+export const CIRCUIT_LEVELS = { closed: 0, half_open: 1, open: 2 } as const;
 
 /** One metric per zero-SMS class (valid destination only): what the dashboard stacks under the alarm. */
 export const ZERO_SMS_CLASS_METRICS: Readonly<Record<ZeroSmsClass, string>> = {
