@@ -20,14 +20,18 @@ import {
   GetItemCommand,
   PutItemCommand,
   TransactWriteItemsCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { localContext } from '../local/runtime/lambda-context.js';
+import { TableSchema } from '../shared/adapters/dynamodb/schema.js';
 import { DynamoNotificationStore } from '../shared/adapters/dynamodb/store.js';
 import { createLocalCipher, parseKey } from '../shared/adapters/local-cipher.js';
 import { composeApi } from '../shared/composition/handlers.js';
 import { loadConfig } from '../shared/config.js';
 import {
+  type AdmissionLog,
   budgetCounters,
   DEFAULT_DESTINATION_LIMITS,
   parseDestinationLimits,
@@ -46,6 +50,7 @@ import {
   apiEvent,
   BENCH_LOGGER,
   benchKeys,
+  distinctPhones,
   freshServiceTable,
   localDynamo,
   progress,
@@ -84,6 +89,16 @@ const FLOOR_LABELS: Record<VariantId, string> = {
   a: '(a) bare conditional PutItem',
   b: '(t) the same put alone in a TransactWriteItems',
   c: "(s) the store's guarded admission alone (put, event guard, log)",
+};
+/**
+ * The variants of the budgets section's third loop: the floor of an admission without a
+ * transaction (the command keyed by its event, so its own key guard is the event guard, and the
+ * number's log updated on its own), sequential and in parallel.
+ */
+const TWO_WRITE_LABELS: Record<VariantId, string> = {
+  a: '(a) bare conditional PutItem',
+  b: "(u) the number's log UpdateItem, then the command PutItem",
+  c: '(p) the same two writes sent in parallel',
 };
 const CONCURRENCY = 16;
 
@@ -733,6 +748,88 @@ async function floorVariants(
   ];
 }
 
+/**
+ * The update of a number's admission log as the store sends it for a number with room (the
+ * store's `counterUpdate`, log branch, without a rewrite): this admission's time in front,
+ * guarded by room in every sliding window and by the log's rewrite length.
+ */
+function logUpdate(tableName: string, log: AdmissionLog) {
+  const room = log.windows.map(
+    (w, i) => `(attribute_not_exists(#log[${w.limit - 1}]) OR #log[${w.limit - 1}] <= :cut${i})`,
+  );
+  return new UpdateItemCommand({
+    TableName: tableName,
+    Key: marshall({ [TableSchema.partitionKey]: log.key, [TableSchema.sortKey]: TableSchema.counterSortKey }),
+    UpdateExpression: 'SET #log = list_append(:entry, if_not_exists(#log, :none)), #ttl = :ttl',
+    ConditionExpression: [...room, `attribute_not_exists(#log[${log.compactAt - 1}])`].join(' AND '),
+    ExpressionAttributeNames: { '#log': log.attribute, '#ttl': TableSchema.ttlAttribute },
+    ExpressionAttributeValues: marshall({
+      ...Object.fromEntries(log.windows.map((w, i) => [`:cut${i}`, log.at - w.windowMs])),
+      ':entry': [log.at],
+      ':none': [],
+      ':ttl': Math.ceil(log.at / 1000) + 86_400,
+    }),
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });
+}
+
+/**
+ * The floor of an admission with no transaction (docs/performance.md, section 7): (u) the
+ * number's log update, then the command's conditional put keyed by its event (the derived key:
+ * its own guard is the event guard), one after the other as a budget-first admission must send
+ * them; (p) the same two writes in parallel, the only shape whose latency on DynamoDB is one
+ * write's. Each to a number and an event of its own.
+ */
+async function twoWriteVariants(
+  endpoint: string,
+  setup: Setup,
+  template: Record<string, AttributeValue>,
+  bare: Variant,
+): Promise<Variant[]> {
+  const tableU = await freshServiceTable(setup.admin, 'bench-adm-u');
+  const policy = { destination: parseDestinationLimits(DEFAULT_DESTINATION_LIMITS), country: [] };
+  const writes = () => {
+    const eventId = `evt-${randomUUID()}`;
+    const [log] = budgetCounters(policy, `fp1:${randomUUID().replaceAll('-', '')}`, undefined, Date.now());
+    const put = new PutItemCommand({
+      TableName: tableU,
+      Item: {
+        ...template,
+        pk: { S: deriveIdempotencyKey(eventId, 'sms', 'password_reset') },
+        gsi_event_id: { S: eventId },
+        event_id: { S: eventId },
+      },
+      ConditionExpression: 'attribute_not_exists(#pk)',
+      ExpressionAttributeNames: { '#pk': 'pk' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    return { put, update: logUpdate(tableU, log as AdmissionLog) };
+  };
+  const [clientU, clientP] = [localDynamo(endpoint), localDynamo(endpoint)];
+  return [
+    bare,
+    {
+      id: 'b',
+      prepare() {
+        const { put, update } = writes();
+        return async () => {
+          await clientU.send(update);
+          await clientU.send(put);
+        };
+      },
+    },
+    {
+      id: 'c',
+      prepare() {
+        const { put, update } = writes();
+        return async () => {
+          await Promise.all([clientP.send(update), clientP.send(put)]);
+        };
+      },
+    },
+  ];
+}
+
 /** The budgets section: latency, ratios against the bare put, and the capacity rows. */
 function budgetReport(
   timed: {
@@ -744,6 +841,7 @@ function budgetReport(
   },
   capacity: { capacityRows: string[][]; wcu: number[]; addedWcu: number },
   floor: { seq: ModeResult; conc: ModeResult },
+  twoWrites: { seq: ModeResult; conc: ModeResult },
 ): SectionResult {
   const { seq, conc, seqRounds, bursts, burstSize } = timed;
   const { capacityRows, wcu, addedWcu } = capacity;
@@ -815,12 +913,14 @@ function budgetReport(
         headers: ['variant', 'mode', 'p50', 'p99', 'ratio to (a)'],
         rows: (
           [
-            ['sequential', floor.seq],
-            [`concurrency ${CONCURRENCY}`, floor.conc],
+            ['sequential', floor.seq, FLOOR_LABELS],
+            [`concurrency ${CONCURRENCY}`, floor.conc, FLOOR_LABELS],
+            ['sequential', twoWrites.seq, TWO_WRITE_LABELS],
+            [`concurrency ${CONCURRENCY}`, twoWrites.conc, TWO_WRITE_LABELS],
           ] as const
-        ).flatMap(([mode, m]) =>
+        ).flatMap(([mode, m, labels]) =>
           (['a', 'b', 'c'] as const).map((id) => [
-            FLOOR_LABELS[id],
+            labels[id],
             mode,
             fmt(m.latency[id].p50),
             fmt(m.latency[id].p99),
@@ -838,14 +938,25 @@ function budgetReport(
     notes: [
       `Sequential: ${seqRounds} rounds; concurrency ${CONCURRENCY}: ${bursts} bursts of ${burstSize} per variant, round-robin with a rotated start.`,
       "Where the time goes runs after the main loop on the same DynamoDB Local, and the emulator's transactions slow down with the transactions it ran before (docs/performance.md, section 7): read this loop's ratios against each other, not against the main loop's.",
+      'The third loop, (u) and (p), runs last: the floor of an admission with no transaction, two single-item writes (one after the other, or in parallel); what any exact admission writes at least (docs/performance.md, section 7).',
       'A cancelled transaction (refusal, replay) is not modelled by the capacity recorder; its request count is exact. The refusal adds one strongly consistent GetItem (the store makes sure a replay is never refused).',
     ],
     targets,
     figures: {
       'admission.guarded_vs_bare.seq': Number(guardedVsBare.seq.toFixed(3)),
       [`admission.guarded_vs_bare.conc${CONCURRENCY}`]: Number(guardedVsBare.conc16.toFixed(3)),
+      // The floor of a transaction-free admission: two single-item writes, in sequence and in parallel.
+      'admission.two_writes_vs_bare.seq': Number(
+        ratio(twoWrites.seq.latency.b.p50, twoWrites.seq.latency.a.p50).toFixed(3),
+      ),
+      [`admission.two_writes_vs_bare.conc${CONCURRENCY}`]: Number(
+        ratio(twoWrites.conc.latency.b.p50, twoWrites.conc.latency.a.p50).toFixed(3),
+      ),
+      'admission.parallel_writes_vs_bare.seq': Number(
+        ratio(twoWrites.seq.latency.c.p50, twoWrites.seq.latency.a.p50).toFixed(3),
+      ),
     },
-    data: { seq, conc, capacityRows, addedWcu, floor },
+    data: { seq, conc, capacityRows, addedWcu, floor, twoWrites },
   };
 }
 
@@ -868,8 +979,7 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
   const handlerD = (client: DynamoDBClient) =>
     ourApi(setup, { client, tableName: tableD, budgets: 'defaults' });
   const d = await handlerD(localDynamo(options.endpoint));
-  let line = 0;
-  const ownNumber = () => `+1415${2_000_000 + (line++ % 8_000_000)}`;
+  const ownNumber = distinctPhones();
   const list: Variant[] = [
     a,
     b,
@@ -900,10 +1010,18 @@ export async function runBudgetAdmission(options: AdmissionOptions): Promise<Sec
   progress(`budgets: where the time goes, concurrency ${CONCURRENCY}`);
   const floorConc = await concurrent(floorList, bursts, burstSize);
 
+  const twoWriteList = await twoWriteVariants(options.endpoint, setup, template, a);
+  progress(`budgets: two single-item writes, sequential, ${seqRounds} rounds x 3 variants`);
+  await sequential(twoWriteList, options.quick ? 20 : 150);
+  const twoSeq = await sequential(twoWriteList, seqRounds);
+  progress(`budgets: two single-item writes, concurrency ${CONCURRENCY}`);
+  const twoConc = await concurrent(twoWriteList, bursts, burstSize);
+
   const { capacityRows, wcu, addedWcu } = await budgetCapacity(setup, options.endpoint, handlerD, ownNumber);
   return budgetReport(
     { seq, conc, seqRounds, bursts, burstSize },
     { capacityRows, wcu, addedWcu },
     { seq: floorSeq, conc: floorConc },
+    { seq: twoSeq, conc: twoConc },
   );
 }

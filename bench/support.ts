@@ -66,6 +66,17 @@ export function benchKeys(): { dataKey: string; fingerprintKey: string } {
 /** The phone number used everywhere (a valid US number, as in the tests). */
 export const BENCH_PHONE = '+14155550123';
 
+/**
+ * A source of distinct valid US numbers (`+1415` and seven digits from 2000000 on), one per call,
+ * for sections that admit through the API with the destination budgets on (the AWS and local
+ * default, `3/15m,10/24h`): each number is admitted once, so no budget refuses a request and the
+ * figure is the cost of counting, not of refusing.
+ */
+export function distinctPhones(): () => string {
+  let line = 0;
+  return () => `+1415${2_000_000 + (line++ % 8_000_000)}`;
+}
+
 /** A valid `POST /v1/notifications` body with a fresh event id. */
 export function requestBody(
   now = Date.now(),
