@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { composeReconciler } from '../composition/handlers.js';
+import { providerHealthFor } from '../composition/provider-health.js';
 import { keptReceiptsRedrive } from '../composition/receipts.js';
 import { fingerprinterFor } from '../composition/secrets.js';
 import { createServiceRuntime } from '../composition.js';
@@ -40,7 +41,20 @@ export function registerStatusCommand(program: Command, { io, exitCode, withSess
       async (key: string | undefined, options: { eventId?: string; json?: boolean }, command: Command) => {
         exitCode.value = await withSession(command, (session) =>
           runStatus(
-            { store: session.store(), out: io.out, err: io.err, clock: io.clock },
+            {
+              store: session.store(),
+              out: io.out,
+              err: io.err,
+              clock: io.clock,
+              // Observer: reads each provider's circuit, never takes a probe.
+              circuits: {
+                health: providerHealthFor(session.connection.config, {
+                  role: 'observer',
+                  client: session.dynamoClient,
+                }),
+                providers: session.connection.config.providers,
+              },
+            },
             {
               ...(key === undefined ? {} : { key }),
               ...(options.eventId === undefined ? {} : { eventId: options.eventId }),

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import type { CircuitView, ProviderHealth } from '../ports/provider-health.js';
 import type { NotificationStore } from '../ports/store.js';
 import { getEvidence, getNotification, listByEvent } from '../usecases/inspect-notification.js';
 import type { EvidenceView, NotificationView } from '../usecases/view.js';
@@ -10,6 +11,8 @@ export interface StatusDeps {
   readonly out: TextOut;
   readonly err: TextOut;
   readonly clock: Clock;
+  /** The providers' circuits, read as an observer (never a write): one `circuits` line. */
+  readonly circuits?: { readonly health: ProviderHealth; readonly providers: readonly string[] };
 }
 
 /** Look up one key, or every command of one business event. */
@@ -54,6 +57,10 @@ export async function runStatus(deps: StatusDeps, options: StatusOptions): Promi
     deps.err.write(`not found: no notification for ${what}\n`);
   } else {
     deps.out.write(entries.map((entry) => renderEntry(entry, deps.clock.now())).join('\n'));
+  }
+  if (!options.json && deps.circuits !== undefined) {
+    const now = deps.clock.now();
+    deps.out.write(`${renderCircuits(await deps.circuits.health.view(deps.circuits.providers, now), now)}\n`);
   }
   return entries.length === 0 ? 1 : 0;
 }
@@ -111,4 +118,16 @@ function renderTimeline(evidence: readonly EvidenceView[]): string {
     ['seq', 'at', 'offset', 'transition', 'reason', 'reason_detail', 'actor', 'attempt', 'message_id'],
     ...rows,
   ])}`;
+}
+
+/**
+ * `circuits  twilio closed, eum open since 2026-...Z (12.0s ago)`: each provider's circuit, in the
+ * order the sender tries them (docs/providers/failover.md#circuit).
+ */
+export function renderCircuits(views: readonly CircuitView[], now: number): string {
+  const one = (v: CircuitView) =>
+    v.since === undefined
+      ? `${v.provider} ${v.state}`
+      : `${v.provider} ${v.state} since ${new Date(v.since).toISOString()} (${formatDuration(now - v.since)} ago)`;
+  return `circuits  ${views.map(one).join(', ')}`;
 }
