@@ -1,6 +1,7 @@
 /**
  * The console page's script (runs in the browser; served compiled by route.ts). It reads only:
- * the public API (`/v1/notifications/...`) and `/console/api/unknown`. Everything it shows is set
+ * the public API (`/v1/notifications/...`) and the console's `/console/api/...` lists (unknown,
+ * waiting, circuits). Everything it shows is set
  * with `textContent`, never as HTML.
  *
  * The project compiles without the DOM library, so the few browser APIs used here are declared
@@ -50,6 +51,13 @@ interface WaitingItem {
   readonly state: string;
   readonly reason_detail: string | null;
   readonly waiting_for: WaitingForView;
+}
+
+/** A provider's circuit, as `/console/api/circuits` lists it (docs/providers/failover.md#circuit). */
+interface CircuitItem {
+  readonly provider: string;
+  readonly state: 'closed' | 'open' | 'half_open';
+  readonly since: string | null;
 }
 
 function byId<T extends El = El>(id: string): T {
@@ -340,6 +348,37 @@ async function loadUnknown(): Promise<void> {
   }
 }
 
+let circuitItems: CircuitItem[] = [];
+
+/** Each provider's circuit, in the order the sender tries them: a brownout shows here as `open`. */
+function renderCircuits(): void {
+  const now = Date.now();
+  byId('circuits-empty').hidden = circuitItems.length > 0;
+  byId('circuit-rows').replaceChildren(
+    ...circuitItems.map((item) => {
+      const tr = el('tr');
+      tr.dataset.provider = item.provider;
+      const state = el('span', 'badge', item.state);
+      state.dataset.state = `circuit_${item.state}`;
+      const stateCell = el('td');
+      stateCell.append(state);
+      const since = item.since === null ? '-' : `${clock(item.since)} (${age(now - Date.parse(item.since))})`;
+      tr.append(el('td', '', item.provider), stateCell, el('td', 'age', since));
+      return tr;
+    }),
+  );
+}
+
+async function loadCircuits(): Promise<void> {
+  try {
+    circuitItems = (await getJson<{ items: CircuitItem[] }>('/console/api/circuits')).items;
+    renderCircuits();
+  } catch {
+    byId('circuits-empty').hidden = false;
+    byId('circuits-empty').textContent = 'Circuits could not be read.';
+  }
+}
+
 byId('search-form').addEventListener('submit', (event) => {
   event.preventDefault();
   search();
@@ -359,6 +398,9 @@ if (initialKey) {
 
 void loadUnknown();
 void loadWaiting();
+void loadCircuits();
+setInterval(() => void loadCircuits(), 2000);
+setInterval(renderCircuits, 1000);
 setInterval(() => void loadUnknown(), 5000);
 setInterval(() => void loadWaiting(), 5000);
 setInterval(renderUnknown, 1000);

@@ -2,9 +2,13 @@ import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { transform } from 'esbuild';
+import { createDynamoProviderHealth } from '../../shared/adapters/dynamodb/provider-health.js';
+import { circuitSettingsOf } from '../../shared/composition/provider-health.js';
 import { loadLocalConfig } from '../../shared/config.js';
+import type { CircuitSettings } from '../../shared/domain/circuit.js';
 import { type Clock, systemClock } from '../../shared/domain/clock.js';
-import { readSetting, SETTINGS } from '../../shared/settings.js';
+import type { ProviderHealth } from '../../shared/ports/provider-health.js';
+import { providersOf, readSetting, SETTINGS } from '../../shared/settings.js';
 import type { LocalRoute } from '../runtime/http-server.js';
 import { listDispatchUnknown } from './unknown-items.js';
 import { listWaiting } from './waiting-items.js';
@@ -19,6 +23,10 @@ export interface ConsoleRouteOptions {
   readonly dynamodbEndpoint?: string;
   readonly region?: string;
   readonly clock?: Clock;
+  /** The providers whose circuits the circuits panel shows, in order. @default none */
+  readonly providers?: readonly string[];
+  /** The circuit thresholds (the probe period decides when a circuit shows half-open). @default the settings' */
+  readonly circuitSettings?: CircuitSettings;
 }
 
 /**
@@ -33,6 +41,8 @@ export function consoleOptionsFromEnv(
     enabled: local.consoleEnabled,
     tableName: readSetting(env, SETTINGS.tableName),
     dynamodbEndpoint: `http://127.0.0.1:${local.ports.dynamodb}`,
+    providers: providersOf(env),
+    circuitSettings: circuitSettingsOf(env),
   };
 }
 
@@ -74,9 +84,10 @@ async function compileScript(): Promise<string> {
 
 /**
  * The operator console as a {@link LocalRoute}: `GET /console` (static page), `/console/app.js`
- * (the page's TypeScript, compiled on first request), `/console/console.css`, and two read-only
- * JSON endpoints: `/console/api/unknown`, listing `dispatch_unknown` items with their age, and
- * `/console/api/waiting`, every command that is not final with what the service waits for. Every
+ * (the page's TypeScript, compiled on first request), `/console/console.css`, and three read-only
+ * JSON endpoints: `/console/api/unknown`, listing `dispatch_unknown` items with their age,
+ * `/console/api/waiting`, every command that is not final with what the service waits for, and
+ * `/console/api/circuits`, each provider's circuit (read as an observer: never a write). Every
  * other read goes to the public API (`/v1/notifications/...`). Anything outside `/console` is
  * left to the API.
  */
@@ -95,6 +106,16 @@ export function createConsoleRoute(options: ConsoleRouteOptions): LocalRoute {
         : {}),
     });
     return client;
+  };
+  let health: ProviderHealth | undefined;
+  const circuits = () => {
+    health ??= createDynamoProviderHealth({
+      client: dynamo(),
+      tableName: options.tableName,
+      settings: options.circuitSettings ?? circuitSettingsOf({}),
+      role: 'observer',
+    });
+    return health;
   };
 
   return async (req, res, url) => {
@@ -139,6 +160,20 @@ export function createConsoleRoute(options: ConsoleRouteOptions): LocalRoute {
         case '/console/api/waiting': {
           const now = clock.now();
           sendList(res, now, await listWaiting(dynamo(), options.tableName));
+          return true;
+        }
+        case '/console/api/circuits': {
+          const now = clock.now();
+          const views = await circuits().view(options.providers ?? [], now);
+          sendList(
+            res,
+            now,
+            views.map((v) => ({
+              provider: v.provider,
+              state: v.state,
+              since: v.since === undefined ? null : new Date(v.since).toISOString(),
+            })),
+          );
           return true;
         }
         default:
