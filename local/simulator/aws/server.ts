@@ -14,10 +14,13 @@
  *   only with probability `logSuccessSamplingRate`, as SNS samples them. Filter patterns: the
  *   `$.notification.messageId = "..."` terms joined by `||` (what the adapter sends); anything else
  *   is refused with `InvalidParameterException` rather than guessed.
- * - End User Messaging events (TEXT_QUEUED, TEXT_SUCCESSFUL, TEXT_DELIVERED, TEXT_TTL_EXPIRED),
- *   with `context` echoed, POSTed as SNS HTTP notifications to `eventsUrl` (the local receipts
- *   path) after `eventDelayMs`, subject to `receipt_delay`, `receipt_loss` and `receipt_duplicate`;
- *   a 5xx or no answer is retried 3 times `eventRetryDelayMs` apart, as SNS's default HTTP policy.
+ * - End User Messaging events (TEXT_QUEUED, TEXT_SUCCESSFUL, TEXT_DELIVERED, TEXT_TTL_EXPIRED;
+ *   TEXT_UNKNOWN at the carrier-result horizon for a carrier that never answers; a Monitor protect
+ *   rule's recommendation), with `context` echoed, POSTed as SNS HTTP notifications to `eventsUrl`
+ *   (the local receipts path) after `eventDelayMs`, in no guaranteed order (`eventReorderMs`) and
+ *   some twice (`eventDuplicateShare`), subject to `receipt_delay`, `receipt_loss` and
+ *   `receipt_duplicate`; a 5xx or no answer is retried 3 times `eventRetryDelayMs` apart, as SNS's
+ *   default HTTP policy.
  *
  * Like the real services, and never better: SNS returns no reference and has no lookup; its logs
  * are late and sampled; End User Messaging has no status API at all; a message whose TimeToLive
@@ -66,9 +69,33 @@ export interface AwsSimulatorOptions {
   /**
    * Up to this much more delay, drawn per event: events are published in no guaranteed order (SNS
    * does not order a standard topic's notifications), so one message's TEXT_QUEUED can come after
-   * its final event and an earlier attempt's events after a later attempt's. Default 0 (in order).
+   * its final event and an earlier attempt's events after a later attempt's. Default
+   * {@link DEFAULT_EVENT_REORDER_MS}; 0 publishes in order.
    */
   readonly eventReorderMs?: number;
+  /**
+   * Share of events SNS delivers twice, the copy keeping the notification's `MessageId` and
+   * reordered like any event (SNS delivers at least once). Default {@link DEFAULT_EVENT_DUPLICATE_SHARE}.
+   */
+  readonly eventDuplicateShare?: number;
+  /**
+   * Share of handed-off End User Messaging messages whose carrier never sends a final result: they
+   * get TEXT_UNKNOWN (final) `unknownAfterMs` after the request. Default 0.
+   */
+  readonly carrierSilentShare?: number;
+  /**
+   * The carrier-result horizon: AWS's 72 hours by default. The simulator runs on real durations (a
+   * message's TimeToLive is the one the request gave); a run that compresses the service's timings
+   * passes the horizon compressed alike (docs/providers/aws.md#local-runs-and-the-aws-simulator).
+   */
+  readonly unknownAfterMs?: number;
+  /**
+   * Protect configuration in Monitor mode: the share of End User Messaging messages its rule would
+   * have blocked. They are sent all the same, their events carry the recommendation
+   * (`protectConfiguration.protectStatus: "MONITOR"`) and a final TEXT_PROTECT_BLOCKED carrying it
+   * is published at acceptance (the harshest reading of the guide). Default 0 (no Monitor rule).
+   */
+  readonly protectMonitorShare?: number;
   /** Delay between redeliveries of an event answered 5xx or not at all; default 20 s (SNS's HTTP default). */
   readonly eventRetryDelayMs?: number;
   /** Delivery-status log lag after the outcome; default 2000 ms. */
@@ -105,6 +132,16 @@ export interface RunningAwsSimulator {
 }
 
 export const DEFAULT_AWS_STATUS_DELAYS = { sent: 200, delivered: 1000 } as const;
+/**
+ * SNS does not order a standard topic's notifications: by default each event is published up to
+ * this much later than its due time, enough to swap a message's own events (200 ms and 1 s apart
+ * by default) and those of consecutive attempts.
+ */
+export const DEFAULT_EVENT_REORDER_MS = 1_500;
+/** SNS delivers at least once: by default 1 event in 100 is delivered twice. */
+export const DEFAULT_EVENT_DUPLICATE_SHARE = 0.01;
+/** "After 72 hours ... the service will automatically return an UNKNOWN messageStatus." */
+export const CARRIER_RESULT_HORIZON_MS = 72 * 3_600_000;
 
 /** The simulator's state from its options: the ledger reloaded from its file when one is kept. */
 function stateFrom(options: AwsSimulatorOptions, kernel: SimulatorKernel): AwsState {
@@ -132,7 +169,11 @@ function stateFrom(options: AwsSimulatorOptions, kernel: SimulatorKernel): AwsSt
     logLagMs: options.logLagMs ?? 2_000,
     samplingRate: options.logSuccessSamplingRate ?? 1,
     eventDelayMs: options.eventDelayMs ?? 100,
-    eventReorderMs: options.eventReorderMs ?? 0,
+    eventReorderMs: options.eventReorderMs ?? DEFAULT_EVENT_REORDER_MS,
+    eventDuplicateShare: options.eventDuplicateShare ?? DEFAULT_EVENT_DUPLICATE_SHARE,
+    carrierSilentShare: options.carrierSilentShare ?? 0,
+    unknownAfterMs: options.unknownAfterMs ?? CARRIER_RESULT_HORIZON_MS,
+    protectMonitorShare: options.protectMonitorShare ?? 0,
     eventRetryDelayMs: options.eventRetryDelayMs ?? 20_000,
     configurationSets: options.configurationSets,
     eventsUrl: options.eventsUrl,

@@ -16,6 +16,10 @@ export interface Step {
   readonly status: SimStatus;
   /** End User Messaging event type of this step. */
   readonly eventType: string;
+  /** The event's `isFinal` when it is not the status's own (a delivered or failed status is final). */
+  readonly final?: boolean;
+  /** A Monitor rule's blocking recommendation (its own event), not a step of the message's life. */
+  readonly recommendation?: true;
 }
 
 export interface AwsMessage {
@@ -35,6 +39,8 @@ export interface AwsMessage {
   feedback: string | null;
   /** Events of the message that the `receipt_loss` fault dropped (the ledger's `receipts`). */
   eventsLost: number;
+  /** End User Messaging: a Monitor protect rule would have blocked it; it was sent all the same. */
+  readonly protectMonitor?: boolean;
 }
 
 /** How the ledger file writes an AWS message: by id, the number sealed. */
@@ -85,6 +91,14 @@ export interface AwsState {
   readonly eventDelayMs: number;
   /** Up to this much more delay per event, drawn at random: no guaranteed order. */
   readonly eventReorderMs: number;
+  /** Share of events SNS delivers twice (same `MessageId`): at-least-once delivery. */
+  readonly eventDuplicateShare: number;
+  /** Share of handed-off End User Messaging messages whose carrier never sends a final result. */
+  readonly carrierSilentShare: number;
+  /** After this long from the request, a message with no final carrier result gets TEXT_UNKNOWN. */
+  readonly unknownAfterMs: number;
+  /** Share of End User Messaging messages a Monitor protect rule would have blocked (they are sent). */
+  readonly protectMonitorShare: number;
   readonly eventRetryDelayMs: number;
   readonly configurationSets: readonly string[] | undefined;
   /** Where End User Messaging events are posted; none when unset. */
@@ -100,13 +114,20 @@ export function oracleKeyOf(sim: AwsState, body: string): string | null {
   return null;
 }
 
-/** Hand-off, then delivery; or, when the TTL ends first (or `fail_not_sent`), never handed off. */
+/**
+ * Hand-off, then delivery; or, when the TTL ends first (or `fail_not_sent`), never handed off; or,
+ * for a message whose carrier never answers (`carrierSilent`), hand-off and then TEXT_UNKNOWN when
+ * the carrier-result horizon ends: "After 72 hours, if AWS End User Messaging SMS has not received a
+ * final event from a carrier, the service will automatically return an UNKNOWN messageStatus"
+ * (user guide, "Event destinations").
+ */
 function timelineFor(
   sim: AwsState,
   acceptedAt: number,
   ttlSeconds: number | null,
   notSent: boolean,
   queueDelayMs: number,
+  carrierSilent = false,
 ): Step[] {
   const handOff = acceptedAt + sim.delays.sent + queueDelayMs;
   const expiry = ttlSeconds === null ? Number.POSITIVE_INFINITY : acceptedAt + ttlSeconds * 1000;
@@ -116,6 +137,13 @@ function timelineFor(
     // reports TEXT_TTL_EXPIRED (SendTextMessage `TimeToLive`); without a TTL (SNS) the failure is at hand-off.
     const at = Number.isFinite(expiry) ? expiry : handOff;
     return [queued, { at, status: 'failed', eventType: 'TEXT_TTL_EXPIRED' }];
+  }
+  if (carrierSilent) {
+    return [
+      queued,
+      { at: handOff, status: 'sent', eventType: 'TEXT_SUCCESSFUL' },
+      { at: acceptedAt + sim.unknownAfterMs, status: 'sent', eventType: 'TEXT_UNKNOWN', final: true },
+    ];
   }
   return [
     queued,
@@ -148,7 +176,8 @@ async function postEvent(
     eventType: step.eventType,
     eventVersion: '1.0',
     eventTimestamp: step.at,
-    isFinal: step.status === 'delivered' || step.status === 'failed',
+    // A Monitor recommendation is published final: the harshest reading (docs/providers/aws.md).
+    isFinal: step.final ?? (step.recommendation || step.status === 'delivered' || step.status === 'failed'),
     originationPhoneNumber: '+12065550152',
     destinationPhoneNumber: message.to,
     isInternationalSend: false,
@@ -160,6 +189,8 @@ async function postEvent(
     messageStatusDescription: step.status === 'failed' ? 'Message expired before hand-off' : 'ok',
     ...(message.clientReference === null ? {} : { context: { client_reference: message.clientReference } }),
     totalMessageParts: 1,
+    // Monitor mode includes "the SMS protect blocking recommendation in metrics and events".
+    ...(message.protectMonitor ? { protectConfiguration: MONITOR_RECOMMENDATION } : {}),
   };
   const notification = {
     Type: 'Notification',
@@ -208,6 +239,15 @@ async function postEvent(
   }
 }
 
+/** What a Monitor-mode message's events carry: the rule's mode (the service model's `ProtectStatus`). */
+const MONITOR_RECOMMENDATION = {
+  protectConfigurationId: 'protect-simulated',
+  protectStatus: 'MONITOR',
+} as const;
+
+/** A draw in [0, max): none (and no draw of the random source) when max is 0. */
+const jitter = (sim: AwsState, max: number) => (max > 0 ? Math.floor(sim.random() * max) : 0);
+
 function scheduleEvents(sim: AwsState, message: AwsMessage) {
   for (const step of message.timeline) {
     const fault = sim.faults.takeForReceipt();
@@ -220,13 +260,31 @@ function scheduleEvents(sim: AwsState, message: AwsMessage) {
       step.at -
       sim.kernel.clock.now() +
       sim.eventDelayMs +
-      Math.floor(sim.random() * sim.eventReorderMs) +
+      jitter(sim, sim.eventReorderMs) +
       (fault?.mode === 'receipt_delay' ? fault.delayMs : 0);
     sim.kernel.later(delay, () => void postEvent(sim, message, step, notificationId, false));
-    // SNS is at-least-once: a redelivery keeps the notification's MessageId.
-    if (fault?.mode === 'receipt_duplicate')
-      sim.kernel.later(delay + 50, () => void postEvent(sim, message, step, notificationId, true));
+    // SNS is at-least-once: a redelivery keeps the notification's MessageId, and comes in no order.
+    const duplicate =
+      fault?.mode === 'receipt_duplicate' ||
+      (sim.eventDuplicateShare > 0 && sim.random() < sim.eventDuplicateShare);
+    if (duplicate) {
+      sim.kernel.later(
+        delay + 50 + jitter(sim, sim.eventReorderMs),
+        () => void postEvent(sim, message, step, notificationId, true),
+      );
+    }
   }
+}
+
+/** A Monitor rule's recommendation, published as its own event at acceptance (see {@link accept}). */
+function withRecommendation(timeline: Step[], acceptedAt: number): Step[] {
+  const recommendation: Step = {
+    at: acceptedAt,
+    status: 'queued',
+    eventType: 'TEXT_PROTECT_BLOCKED',
+    recommendation: true,
+  };
+  return [timeline[0] as Step, recommendation, ...timeline.slice(1)];
 }
 
 export function accept(
@@ -239,7 +297,19 @@ export function accept(
   notSent: boolean,
 ): AwsMessage {
   const acceptedAt = sim.kernel.clock.now();
-  const timeline = timelineFor(sim, acceptedAt, ttlSeconds, notSent, sim.faults.takeQueueDelay());
+  const eum = protocol === 'eum';
+  const carrierSilent = eum && sim.carrierSilentShare > 0 && sim.random() < sim.carrierSilentShare;
+  // Monitor mode sends what it would have blocked; the recommendation rides on the message's events.
+  const protectMonitor = eum && sim.protectMonitorShare > 0 && sim.random() < sim.protectMonitorShare;
+  const lifecycle = timelineFor(
+    sim,
+    acceptedAt,
+    ttlSeconds,
+    notSent,
+    sim.faults.takeQueueDelay(),
+    carrierSilent,
+  );
+  const timeline = protectMonitor ? withRecommendation(lifecycle, acceptedAt) : lifecycle;
   const outcome = timeline[timeline.length - 1] as Step;
   const success = outcome.status === 'delivered';
   const message: AwsMessage = {
@@ -256,6 +326,7 @@ export function accept(
     logged: !success || sim.random() < sim.samplingRate,
     feedback: null,
     eventsLost: 0,
+    ...(protectMonitor ? { protectMonitor } : {}),
   };
   sim.ledger.add(message);
   if (protocol === 'eum') scheduleEvents(sim, message);
@@ -321,6 +392,7 @@ export function ledgerEntry(message: AwsMessage, now: number) {
     handed_off: message.timeline.some((s) => s.status === 'sent' && s.at <= now),
     ...(message.ttlSeconds === null ? {} : { validity_period_seconds: message.ttlSeconds }),
     ...(message.feedback === null ? {} : { feedback: message.feedback }),
+    ...(message.protectMonitor ? { protect: 'monitor' } : {}),
     // As in the Twilio simulator's ledger: `lost` when no event of the message was ever posted.
     receipts:
       message.protocol === 'eum' &&

@@ -16,8 +16,17 @@ import { localClient } from '../../support/aws-wire.js';
 export const PHONE = '+14155550123';
 export const CODE = '483920';
 
-/** Zero delays: outcomes and log lines exist at acceptance, so no test waits on a clock. */
-export const AT_ONCE = { statusDelaysMs: { sent: 0, delivered: 0 }, logLagMs: 0 } as const;
+/**
+ * Zero delays: outcomes and log lines exist at acceptance, so no test waits on a clock; and each
+ * event once and in order (the simulator's default reorders and
+ * duplicates events as SNS may: test/unit/aws-adapters/aws-simulator-honesty.test.ts covers that).
+ */
+export const AT_ONCE = {
+  statusDelaysMs: { sent: 0, delivered: 0 },
+  logLagMs: 0,
+  eventReorderMs: 0,
+  eventDuplicateShare: 0,
+} as const;
 
 /** A send of {@link CODE} to {@link PHONE}, attempt 1 of `reset-1`, with a 2 s call deadline. */
 export function aSendCommand(overrides: Partial<SendCommand> = {}): SendCommand {

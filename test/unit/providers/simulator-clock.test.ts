@@ -206,6 +206,9 @@ describe('AWS simulator clock', () => {
       clock,
       statusDelaysMs: DELAYS,
       eventDelayMs: EVENT_DELAY_MS,
+      // In order and once: this test times each event (the default reorders and duplicates them).
+      eventReorderMs: 0,
+      eventDuplicateShare: 0,
       eventRetryDelayMs: RETRY_DELAY_MS,
       eventsUrl: receiver.url,
     });
