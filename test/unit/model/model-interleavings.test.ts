@@ -13,6 +13,11 @@ import { breaches, createWorld, drain, requestFor, SEND_FAULTS, T0 } from './wor
 
 /** Runs per property: at least 1,000 in `npm test`; `MODEL_RUNS` (set by `npm run chaos`) asks for more. */
 const RUNS = Math.max(1_000, readSetting(process.env, SETTINGS.modelRuns) ?? 0);
+/**
+ * A hang guard, not a budget: CPU-bound runs on a loaded 2-core machine (a chaos soak beside `npm test`)
+ * took 130 s for 5,000 runs, so the guard grows with the runs asked for (docs/testing.md#hang-guards).
+ */
+const HANG_GUARD_MS = Math.max(120_000, RUNS * 200);
 
 const scenarioArb = fc.record({
   /** From "expires during dispatch" to "plenty of time". */
@@ -100,7 +105,7 @@ describe('model: interleavings of api, senders, reconciler and clock', () => {
       }),
       { numRuns: RUNS },
     );
-  });
+  }, HANG_GUARD_MS);
 
   it(`a delivery receipt racing status polls and late senders is applied exactly once (${RUNS} runs)`, async () => {
     await fc.assert(
@@ -149,5 +154,5 @@ describe('model: interleavings of api, senders, reconciler and clock', () => {
       ),
       { numRuns: RUNS },
     );
-  });
+  }, HANG_GUARD_MS);
 });
