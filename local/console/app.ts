@@ -363,7 +363,7 @@ function renderCircuits(): void {
       const stateCell = el('td');
       stateCell.append(state);
       const since = item.since === null ? '-' : `${clock(item.since)} (${age(now - Date.parse(item.since))})`;
-      tr.append(el('td', '', item.provider), stateCell, el('td', 'age', since));
+      tr.append(el('td', '', item.provider), stateCell, el('td', item.since === null ? '' : 'age', since));
       return tr;
     }),
   );

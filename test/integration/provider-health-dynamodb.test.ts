@@ -91,7 +91,7 @@ describe('DynamoDB provider health', () => {
     expect(commandImageOf(item.Item)).toBeUndefined();
   });
 
-  it('records and views without throwing when the table is gone (logs the fault, drops the sample, reads closed)', async () => {
+  it('a sender records and views without throwing when the table is gone (logs the fault, drops the sample, reads closed)', async () => {
     // Prepare
     const faults: unknown[] = [];
     const broken = createDynamoProviderHealth({
@@ -109,5 +109,19 @@ describe('DynamoDB provider health', () => {
     // Assess
     expect(views).toEqual([{ provider: 'twilio', state: 'closed' }]);
     expect(faults).toHaveLength(2);
+  });
+
+  it("fails an observer's view when the circuit cannot be read (closed would be a guess)", async () => {
+    // Prepare
+    const observer = createDynamoProviderHealth({
+      client,
+      tableName: uniqueName('missing'),
+      settings: CONTRACT_CIRCUIT_SETTINGS,
+      role: 'observer',
+    });
+    // Act / Assess
+    await expect(observer.view(['twilio'], T0)).rejects.toThrow(
+      /resource not found|Cannot do operations on a non-existent table/i,
+    );
   });
 });

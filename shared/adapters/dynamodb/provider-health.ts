@@ -4,8 +4,8 @@
  * sender sees moves every sender within seconds. The rules are the domain's (`domain/circuit.ts`);
  * this adapter counts samples with atomic `ADD`s on the window's bucket, and applies state changes
  * with a write guarded by the circuit's version, so concurrent senders agree on one transition and
- * one probe. Health is advice: a fault here never fails a send (record logs and drops; view falls
- * back on what it read last, or closed).
+ * one probe. Health is advice: a fault here never fails a send (record logs and drops; a sender's
+ * view falls back on what it read last, or closed; an observer's view fails).
  */
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -152,7 +152,10 @@ export class DynamoProviderHealth implements ProviderHealth {
       : { provider, state, since: circuit.since };
   }
 
-  /** The circuit as read at most `cacheMs` ago; on a read fault, the last one read (or closed). */
+  /**
+   * The circuit as read at most `cacheMs` ago. On a read fault a sender goes on with the last one
+   * read (or closed: health is advice); an observer's read fails, as showing `closed` would lie.
+   */
   private async read(provider: string, now: EpochMs): Promise<Circuit> {
     const cached = this.cache.get(provider);
     if (cached !== undefined && now >= cached.readAt && now - cached.readAt < this.cacheMs)
@@ -169,6 +172,7 @@ export class DynamoProviderHealth implements ProviderHealth {
       this.remember(provider, circuit, now);
       return circuit;
     } catch (error) {
+      if (this.options.role === 'observer') throw error;
       this.options.onFault?.({ provider, operation: 'view', error });
       return cached?.circuit ?? CLOSED_CIRCUIT;
     }
