@@ -71,7 +71,12 @@ export function validateExternalResources(props: ResetNotifierProps, fail: (mess
       fail((error as Error).message.replace(/^ResetNotifier: /, ''));
     }
   };
-  if (props.provider !== undefined) providerInfra(props.provider).checkExternal?.(props.provider, check);
+  for (const provider of [
+    ...(props.provider === undefined ? [] : [props.provider]),
+    ...(props.providers ?? []),
+  ]) {
+    providerInfra(provider).checkExternal?.(provider, check);
+  }
   check('fingerprintKeySecret', props.fingerprintKeySecret?.secretArn, isSecretArn, SECRET_ARN_SHAPE);
   check('alarmTopic', props.alarmTopic?.topicArn, isTopicArn, TOPIC_ARN_SHAPE);
   check('alarmEmail', props.alarmEmail, isEmail, EMAIL_SHAPE);

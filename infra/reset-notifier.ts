@@ -94,14 +94,16 @@ export function functionEnvironment(
   settings: ResolvedSettings,
   storage: Storage,
 ): Record<string, string> {
-  const { timing, provider } = settings;
+  const { timing, providers } = settings;
   const env: Record<string, string> = {
     ...settingsEnv({
       powertoolsServiceName: SERVICE_NAME,
       // Where Powertools `Metrics` publishes the service's EMF metrics (the alarms read them there).
       powertoolsMetricsNamespace: settings.metricsNamespace,
       tableName: storage.table.tableName,
-      provider: provider.kind,
+      // The primary; with several providers `PROVIDERS` lists them in order, the primary first.
+      provider: providers[0].kind,
+      providers: providers.length > 1 ? providers.map((provider) => provider.kind) : undefined,
       cipher: 'kms',
       kmsKey: storage.fieldKey.keyArn,
     }),
@@ -123,7 +125,8 @@ export function functionEnvironment(
         settings.allowedDestinations.length > 0 ? settings.allowedDestinations : undefined,
     }),
   };
-  // The provider's own settings, from its deploy side (shared/providers/<kind>/infra.ts).
-  Object.assign(env, providerInfra(provider).environment(scope, provider));
+  // Every provider's own settings, from its deploy side (shared/providers/<kind>/infra.ts); no two
+  // listed providers write one variable (infra/settings.ts refuses that).
+  for (const provider of providers) Object.assign(env, providerInfra(provider).environment(scope, provider));
   return env;
 }

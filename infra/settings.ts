@@ -10,7 +10,12 @@ import type { Construct } from 'constructs';
 import { parseCountryLimits, parseDestinationLimits } from '../shared/domain/budgets.js';
 import { parseHosts } from '../shared/domain/sms-body.js';
 import { parseCountries, parseNumberTypes } from '../shared/http/destination.js';
-import { type ProviderSettings, providerInfra } from '../shared/providers/infra-registry.js';
+import {
+  PROVIDER_INFRA,
+  type ProviderSettings,
+  providerInfra,
+  providerKindList,
+} from '../shared/providers/infra-registry.js';
 import { CONTEXT_PREFIX, SETTINGS, type Setting, settingsEnv } from '../shared/settings.js';
 import {
   fingerprintKeySource,
@@ -84,8 +89,15 @@ export interface FunctionCodeSettings {
 
 /** Props of the reusable {@link ResetNotifier} construct. Every prop is optional. */
 export interface ResetNotifierProps {
-  /** @default { kind: 'sns' } */
+  /** The one provider: the one-element case of {@link providers} (set one of the two). @default { kind: 'sns' } */
   readonly provider?: ProviderSettings;
+  /**
+   * The providers in order (`PROVIDERS`): the first is the primary, each next one is failed over
+   * to when the ones before it provably did not send (docs/providers/failover.md). Every listed
+   * provider's deploy side applies (environment, grants, resources, receipts path); each kind at
+   * most once. @default [provider]
+   */
+  readonly providers?: readonly ProviderSettings[];
   /** How long evidence outlives the token (`ttl = expires_at + retention`), whole days. @default 400 days */
   readonly evidenceRetention?: Duration;
   /** How often the reconciler runs (whole minutes, at least 1). @default 1 minute */
@@ -193,6 +205,9 @@ export const RECONCILE_MAX_RUN = Duration.minutes(10);
 
 /** The props with every default applied and checked. */
 export interface ResolvedSettings {
+  /** Every provider, in order (`PROVIDERS`), checked: at least one, each kind once. */
+  readonly providers: readonly [ProviderSettings, ...ProviderSettings[]];
+  /** The primary: the first of {@link providers}. What is per provider must go through `providers`. */
   readonly provider: ProviderSettings;
   readonly evidenceRetentionDays: number;
   readonly reconcileSchedule: Duration;
@@ -251,7 +266,7 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   const fail = (message: string): never => {
     throw new Error(`ResetNotifier: ${message}`);
   };
-  const provider = namedAfterStack(scope, props.provider ?? { kind: 'sns' });
+  const providers = resolveProviders(scope, props, fail);
   const evidenceRetentionDays = (
     props.evidenceRetention ?? Duration.days(SETTINGS.evidenceRetention.aws)
   ).toDays({
@@ -332,7 +347,6 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
     }
   }
 
-  providerInfra(provider).validate(provider, fail);
   const smsSpendAlarmUsd = props.smsSpendAlarmUsd ?? SETTINGS.smsSpendAlarmUsd.aws;
   if (!(smsSpendAlarmUsd > 0)) fail('smsSpendAlarmUsd must be a positive amount of USD');
   const sendsPerHourAlarm = props.sendsPerHourAlarm ?? SETTINGS.sendsPerHourAlarm.aws;
@@ -347,7 +361,8 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
   }
 
   return {
-    provider,
+    providers,
+    provider: providers[0],
     evidenceRetentionDays,
     reconcileSchedule,
     reconcilePassesPerRun,
@@ -380,6 +395,72 @@ export function resolveSettings(scope: Construct, props: ResetNotifierProps): Re
       depsLockFilePath: props.code?.depsLockFilePath ?? resolve(projectRoot, 'package-lock.json'),
     },
   };
+}
+
+/**
+ * The providers in order, each with the physical names the stack chooses derived from the stack
+ * name, and checked: known kinds, each once, each valid by its own deploy side, and no two that
+ * would claim one variable or the one status-callback route (`providers[1] (eum): ...` names which).
+ */
+function resolveProviders(
+  scope: Construct,
+  props: ResetNotifierProps,
+  fail: (message: string) => never,
+): readonly [ProviderSettings, ...ProviderSettings[]] {
+  if (props.provider !== undefined && props.providers !== undefined) {
+    fail('set provider or providers, not both (provider is the one-element case of providers)');
+  }
+  const listed = props.providers ?? [props.provider ?? { kind: 'sns' }];
+  const [first, ...rest] = listed;
+  if (first === undefined) fail('providers must name at least one provider');
+  const several = listed.length > 1;
+  const seen = new Set<string>();
+  const resolved = ([first, ...rest] as ProviderSettings[]).map((given, index) => {
+    const { kind } = given;
+    const where = several ? `providers[${index}] (${kind}): ` : '';
+    if (!Object.hasOwn(PROVIDER_INFRA, kind)) {
+      fail(
+        `${several ? `providers[${index}]: ` : ''}unknown provider kind "${kind}" (${providerKindList()})`,
+      );
+    }
+    if (seen.has(kind)) {
+      fail(`providers: ${kind} is listed twice (each provider at most once, in failover order)`);
+    }
+    seen.add(kind);
+    const provider = namedAfterStack(scope, given);
+    providerInfra(provider).validate(provider, (message) => fail(`${where}${message}`));
+    return provider;
+  });
+  if (several) rejectClaimsOfTwo(scope, resolved, fail);
+  return resolved as [ProviderSettings, ...ProviderSettings[]];
+}
+
+/**
+ * Two providers that would claim the same thing cannot both be listed: the one public
+ * status-callback route (`/v1/receipts/twilio`), or one environment variable with two values
+ * (Twilio and the simulator both speak Twilio's API through the `PROVIDER_*` settings).
+ */
+function rejectClaimsOfTwo(
+  scope: Construct,
+  providers: readonly ProviderSettings[],
+  fail: (message: string) => never,
+): void {
+  const callbacks = providers.filter((provider) => providerInfra(provider).statusCallbacks);
+  if (callbacks.length > 1) {
+    fail(
+      `providers: ${callbacks.map((p) => p.kind).join(' and ')} both take status callbacks on the one receipts route; list one of them`,
+    );
+  }
+  const written = new Map<string, { kind: string; value: string }>();
+  for (const provider of providers) {
+    for (const [variable, value] of Object.entries(providerInfra(provider).environment(scope, provider))) {
+      const before = written.get(variable);
+      if (before !== undefined && before.value !== value) {
+        fail(`providers: ${before.kind} and ${provider.kind} both set ${variable}; list one of them`);
+      }
+      written.set(variable, { kind: provider.kind, value });
+    }
+  }
 }
 
 /**

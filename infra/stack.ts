@@ -3,6 +3,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import type { ContextReader } from '../shared/providers/infra.js';
 import { PROVIDER_INFRA } from '../shared/providers/infra-registry.js';
 import {
   CONTEXT_PREFIX,
@@ -10,6 +11,7 @@ import {
   type ContextValue,
   contextKeys,
   decodeContext,
+  orderedProviders,
   SETTINGS,
 } from '../shared/settings.js';
 import { retentionDaysOf } from './log-retention.js';
@@ -108,11 +110,15 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
     return raw;
   };
 
-  const kind = value('provider') ?? 'sns';
-  // The provider's own keys, read by its deploy side (shared/providers/<kind>/infra.ts); the keys
-  // it reads are noted, so a key of another provider is refused rather than ignored.
+  // `providers` in order (`twilio,eum`), or `provider` alone: the one-element case.
+  const kinds = orderedProviders(value('provider'), value('providers'), 'sns', {
+    single: CONTEXT_KEYS.provider,
+    list: CONTEXT_KEYS.providers,
+  });
+  // Each provider's own keys, read by its deploy side (shared/providers/<kind>/infra.ts); the keys
+  // they read are noted, so a key of a provider that is not listed is refused rather than ignored.
   const read = new Set<ContextName>();
-  const provider: ProviderSettings = PROVIDER_INFRA[kind].fromContext({
+  const reader: ContextReader = {
     stack,
     get: (key) => {
       read.add(key);
@@ -127,13 +133,18 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
       read.add(key);
       return value(key);
     },
-  });
+  };
+  const [primary, ...failovers] = kinds;
+  const providers: [ProviderSettings, ...ProviderSettings[]] = [
+    PROVIDER_INFRA[primary].fromContext(reader),
+    ...failovers.map((kind) => PROVIDER_INFRA[kind].fromContext(reader)),
+  ];
   const foreign = (Object.keys(CONTEXT_KEYS) as ContextName[]).filter(
     (key) => PROVIDER_KEY.test(key) && !read.has(key) && text(key) !== undefined,
   );
   if (foreign.length > 0) {
     throw new Error(
-      `context ${foreign.map((key) => CONTEXT_KEYS[key]).join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not read with provider ${kind}: remove ${foreign.length === 1 ? 'it' : 'them'} or set ${CONTEXT_KEYS.provider}`,
+      `context ${foreign.map((key) => CONTEXT_KEYS[key]).join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not read with ${kinds.length === 1 ? 'provider' : 'providers'} ${kinds.join(',')}: remove ${foreign.length === 1 ? 'it' : 'them'} or set ${CONTEXT_KEYS.providers}`,
     );
   }
 
@@ -171,7 +182,7 @@ export function notifierPropsFromContext(stack: Stack): ResetNotifierProps {
   const encryptionKeyArn = get('fingerprintKeyEncryptionKeyArn');
   const tracing = value('tracing');
   return {
-    provider,
+    ...(providers.length === 1 ? { provider: providers[0] } : { providers }),
     ...defined({
       evidenceRetention: retentionDays === undefined ? undefined : Duration.days(retentionDays),
       reconcileSchedule: reconcileMinutes === undefined ? undefined : Duration.minutes(reconcileMinutes),

@@ -4,7 +4,8 @@
  * the logical id of each function the local stack runs. Run by `local/iam/template.ts` (which
  * caches the output by content); `local/` itself never loads the CDK.
  *
- *   tsx scripts/local-template.ts   # { simulator, twilio, sns, eum }, each { template, functions }
+ *   tsx scripts/local-template.ts                          # { simulator, twilio, sns, eum }, each { template, functions }
+ *   tsx scripts/local-template.ts --providers simulator,eum  # one { template, functions }: providers in failover order
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -64,8 +65,14 @@ function providerProps(
   }
 }
 
-/** The template of the stack for `provider`, and its functions' logical ids. */
-export function synthesizeLocalTemplate(provider: TemplateProvider): LocalTemplate {
+/**
+ * The template of the stack for `provider`, or for a list of providers in failover order (the
+ * stack's `providers`: every listed provider's grants and resources), and its functions' logical ids.
+ */
+export function synthesizeLocalTemplate(
+  provider: TemplateProvider | readonly TemplateProvider[],
+): LocalTemplate {
+  const listed = typeof provider === 'string' ? [provider] : provider;
   const cdkJson = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'cdk.json'), 'utf8')) as {
     context?: Record<string, unknown>;
   };
@@ -74,7 +81,9 @@ export function synthesizeLocalTemplate(provider: TemplateProvider): LocalTempla
     notifier: (scope) => ({
       // Required at synth; the local stack's own values come from its environment.
       abuseLimits: { resetUrlHosts: ['localhost'], allowedDestinationCountries: ['US'] },
-      provider: providerProps(scope, provider),
+      ...(listed.length === 1
+        ? { provider: providerProps(scope, listed[0] as TemplateProvider) }
+        : { providers: listed.map((kind) => providerProps(scope, kind)) }),
     }),
   });
   const functions: Partial<Record<LocalFunction, string>> = {};
@@ -96,5 +105,15 @@ export function synthesizeLocalTemplates(): Record<TemplateProvider, LocalTempla
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.stdout.write(JSON.stringify(synthesizeLocalTemplates()));
+  const at = process.argv.indexOf('--providers');
+  const list = at === -1 ? undefined : (process.argv[at + 1] ?? '').split(',');
+  const unknown = list?.filter((kind) => !(TEMPLATE_PROVIDERS as readonly string[]).includes(kind)) ?? [];
+  if (list !== undefined && (list.length === 0 || unknown.length > 0)) {
+    throw new Error(`--providers takes kinds of ${TEMPLATE_PROVIDERS.join(', ')}, comma-separated`);
+  }
+  process.stdout.write(
+    JSON.stringify(
+      list === undefined ? synthesizeLocalTemplates() : synthesizeLocalTemplate(list as TemplateProvider[]),
+    ),
+  );
 }

@@ -143,14 +143,16 @@ export class Api extends Construct {
     }
 
     // Confirmations write a transition (UpdateItem + PutItem in one transaction, UpdateItem granted
-    // above) and are forwarded to the provider's feedback API with the provider's credentials.
-    const provider = settings.provider;
-    const providerSide = providerInfra(provider);
-    providerSide.grantFeedback(this, this.handler, provider);
-    if (providerSide.statusCallbacks) {
+    // above) and are forwarded to the feedback API of the provider that sent, with its credentials.
+    for (const provider of settings.providers) {
+      providerInfra(provider).grantFeedback(this, this.handler, provider);
+    }
+    // At most one listed provider takes status callbacks (infra/settings.ts refuses two).
+    const callbacks = settings.providers.find((provider) => providerInfra(provider).statusCallbacks);
+    if (callbacks !== undefined) {
       const receiptsUrl = `${this.httpApi.apiEndpoint}${RECEIPTS_ROUTE.path}`;
       this.receiptsUrl = receiptsUrl;
-      this.receipts = this.addTwilioReceipts(props, receiptsUrl);
+      this.receipts = this.addTwilioReceipts(props, receiptsUrl, callbacks);
       this.handler.addEnvironment(SETTINGS.twilioStatusCallbackBase.env, receiptsUrl);
     }
   }
@@ -178,7 +180,11 @@ export class Api extends Construct {
    * function that validates `X-Twilio-Signature` with the auth token from the Twilio secret and
    * writes receipt transitions. It reads and writes command items only: no index, no payload key.
    */
-  private addTwilioReceipts(props: ApiProps, receiptsUrl: string): ServiceFunction {
+  private addTwilioReceipts(
+    props: ApiProps,
+    receiptsUrl: string,
+    provider: ResolvedSettings['provider'],
+  ): ServiceFunction {
     const { settings, storage } = props;
     const receipts = new ServiceFunction(this, 'Receipts', {
       entry: join(settings.code.entryDirectory, FUNCTION_ENTRIES.receipts),
@@ -192,7 +198,7 @@ export class Api extends Construct {
     });
     allowTableItems(receipts, storage.table, ['GetItem', 'UpdateItem', 'PutItem']);
     allowTableKey(receipts, storage.tableKey, 'write');
-    providerInfra(settings.provider).grantReceipts(this, receipts, settings.provider);
+    providerInfra(provider).grantReceipts(this, receipts, provider);
     const [route] = this.httpApi.addRoutes({
       path: RECEIPTS_ROUTE.path,
       methods: [RECEIPTS_ROUTE.method],

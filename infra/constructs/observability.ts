@@ -485,19 +485,38 @@ export class Observability extends Construct {
         RECEIPT_SIGNATURE_FAILURES_ALARM,
       ),
     };
-    // The provider's own spend metric, when it publishes one (SNS, End User Messaging); otherwise
-    // (Twilio, the simulator) our own sends per hour stand in for spend (docs/deploy.md#7-alarms).
-    const spend = providerInfra(settings.provider).spendAlarm;
-    if (spend === undefined) {
+    return { ...alarms, ...this.spendAlarms(settings) };
+  }
+
+  /**
+   * One spend alarm per listed provider: its own spend metric, when it publishes one (SNS, End User
+   * Messaging: `SmsSpend` for the first such provider, `SmsSpend<Kind>` for a later one); otherwise
+   * (Twilio, the simulator) our own sends per hour stand in for spend, one alarm however many such
+   * providers are listed, since `ProviderSends` counts every provider's sends (docs/deploy.md#7-alarms).
+   */
+  private spendAlarms(settings: ResolvedSettings): Record<string, Alarm> {
+    const alarms: Record<string, Alarm> = {};
+    const unmetered = settings.providers.filter(
+      (provider) => providerInfra(provider).spendAlarm === undefined,
+    );
+    if (unmetered.length > 0) {
+      const which =
+        settings.providers.length === 1
+          ? 'this provider publishes'
+          : `${unmetered.map((provider) => provider.kind).join(' and ')} ${unmetered.length === 1 ? 'publishes' : 'publish'}`;
       alarms.sendsPerHour = this.alarm(
         'SendsPerHour',
-        `more than ${settings.sendsPerHourAlarm} provider sends in one hour (ProviderSends; this provider publishes no spend metric in CloudWatch, so sends stand in for spend: pumping or a runaway caller)`,
+        `more than ${settings.sendsPerHourAlarm} provider sends in one hour (ProviderSends; ${which} no spend metric in CloudWatch, so sends stand in for spend: pumping or a runaway caller)`,
         this.serviceMetric(SERVICE_METRICS.providerSends, 'Sum').with({ period: Duration.hours(1) }),
         settings.sendsPerHourAlarm,
       );
-    } else {
-      alarms.smsSpend = this.alarm(
-        'SmsSpend',
+    }
+    for (const provider of settings.providers) {
+      const spend = providerInfra(provider).spendAlarm;
+      if (spend === undefined) continue;
+      const suffix = alarms.smsSpend === undefined ? '' : capitalized(provider.kind);
+      alarms[`smsSpend${suffix}`] = this.alarm(
+        `SmsSpend${suffix}`,
         spend.description(settings.smsSpendAlarmUsd),
         new Metric({
           namespace: spend.namespace,
@@ -629,4 +648,9 @@ function queueWidget(title: string, queue: Pipeline['dispatchQueue'], width: num
     right: [queue.metricApproximateAgeOfOldestMessage()],
     width,
   });
+}
+
+/** `eum` -> `Eum`: a provider kind in a construct id or an alarm's key. */
+function capitalized(kind: string): string {
+  return `${kind.charAt(0).toUpperCase()}${kind.slice(1)}`;
 }

@@ -88,7 +88,11 @@ export class Pipeline extends Construct {
       ...props.baseEnvironment,
       ...settingsEnv({ dispatchQueueUrl: this.dispatchQueue.queueUrl }),
     };
-    const build: FunctionBuild = { settings, storage, providerSide: providerInfra(settings.provider) };
+    const build: FunctionBuild = {
+      settings,
+      storage,
+      providerSides: settings.providers.map((provider) => ({ provider, side: providerInfra(provider) })),
+    };
     this.forwarder = this.createForwarder(build, streamArn);
     this.sender = this.createSender(build);
     this.reconciler = this.createReconciler(build);
@@ -202,17 +206,19 @@ export class Pipeline extends Construct {
     return forwarder;
   }
 
-  /** Sender: dispatch queue -> provider. */
-  private createSender({ settings, storage, providerSide }: FunctionBuild): ServiceFunction {
+  /** Sender: dispatch queue -> provider (any of the listed ones: failover sends through the next). */
+  private createSender({ settings, storage, providerSides }: FunctionBuild): ServiceFunction {
+    // One acknowledgment of `Resource::*` lists every provider's reason (only SNS has one today).
+    const wildcardReasons = providerSides.flatMap(({ side }) =>
+      side.wildcardSendReason === undefined ? [] : [side.wildcardSendReason],
+    );
     const sender = new ServiceFunction(this, 'Sender', {
       ...functionDefaults(settings),
       entry: entryOf(settings, 'sender'),
       description: 'reset-notifier: claims a command and calls the SMS provider once',
       timeout: settings.senderTimeout,
       environment: this.environment,
-      ...(providerSide.wildcardSendReason === undefined
-        ? {}
-        : { wildcardResourceReason: providerSide.wildcardSendReason }),
+      ...(wildcardReasons.length === 0 ? {} : { wildcardResourceReason: wildcardReasons.join(' ') }),
     });
     sender.addEventSource(
       new SqsEventSource(this.dispatchQueue, {
@@ -222,7 +228,7 @@ export class Pipeline extends Construct {
       }),
     );
     allowCommandWork(sender, storage);
-    providerSide.grantSend(this, sender, settings.provider);
+    for (const { provider, side } of providerSides) side.grantSend(this, sender, provider);
     return sender;
   }
 
@@ -270,7 +276,7 @@ export class Pipeline extends Construct {
   }
 
   /** The reconciler's grants: the worker's, plus the due index and the two lanes' queues. */
-  private grantReconciler({ settings, storage, providerSide }: FunctionBuild): void {
+  private grantReconciler({ storage, providerSides }: FunctionBuild): void {
     const { table, tableKey, fieldKey } = storage;
     allowTableItems(this.reconciler, table, ['GetItem', 'UpdateItem', 'PutItem']);
     allowIndexQuery(this.reconciler, table, [TableSchema.dueIndex.name]);
@@ -278,7 +284,8 @@ export class Pipeline extends Construct {
     allowFieldKey(this.reconciler, fieldKey, 'kms:Decrypt');
     storage.grantFingerprintKeyRead(this.reconciler);
     this.allowEnqueue(this.reconciler);
-    providerSide.grantLookup(this, this.reconciler, settings.provider);
+    // Lookups go to the provider each attempt went to: any of the listed ones.
+    for (const { provider, side } of providerSides) side.grantLookup(this, this.reconciler, provider);
     // GetQueueAttributes: the pass reads a lane's queue backlog before it sweeps the lane afresh.
     this.reconciler.addToRolePolicy(
       new iam.PolicyStatement({
@@ -289,8 +296,10 @@ export class Pipeline extends Construct {
   }
 
   /** Reconcile worker: one due key per message, bounded concurrency, partial batch responses. */
-  private createReconcileWorker({ settings, storage, providerSide }: FunctionBuild): ServiceFunction {
-    const lookupRate = providerSide.lookupsPerSecond;
+  private createReconcileWorker({ settings, storage, providerSides }: FunctionBuild): ServiceFunction {
+    // One bucket per container: the strictest listed provider's rate keeps every provider's
+    // account limit (a lookup goes to its attempt's provider, whichever it is).
+    const lookupRate = Math.min(...providerSides.map(({ side }) => side.lookupsPerSecond));
     const worker = new ServiceFunction(this, 'ReconcileWorker', {
       ...functionDefaults(settings),
       entry: entryOf(settings, 'reconcileWorker'),
@@ -322,7 +331,7 @@ export class Pipeline extends Construct {
     );
     allowCommandWork(worker, storage);
     this.allowEnqueue(worker);
-    providerSide.grantLookup(this, worker, settings.provider);
+    for (const { provider, side } of providerSides) side.grantLookup(this, worker, provider);
     return worker;
   }
 
@@ -348,7 +357,11 @@ interface PipelineQueues {
 interface FunctionBuild {
   readonly settings: ResolvedSettings;
   readonly storage: Storage;
-  readonly providerSide: ReturnType<typeof providerInfra>;
+  /** Every listed provider with its deploy side, in order. */
+  readonly providerSides: ReadonlyArray<{
+    readonly provider: ResolvedSettings['provider'];
+    readonly side: ReturnType<typeof providerInfra>;
+  }>;
 }
 
 /** The entry file of one of the pipeline's functions. */

@@ -38,16 +38,45 @@ const SOURCES = ['infra', 'shared', 'scripts/local-template.ts', 'cdk.json', 'pa
 const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'reset-notifier-iam');
 
 /**
- * The stack's template for `provider`, synthesized offline (no bundling, no cdk-nag) the way
+ * The stack's template for `provider` (or for a provider list in failover order, `PROVIDERS`:
+ * see {@link listTemplate}), synthesized offline (no bundling, no cdk-nag) the way
  * `cdk synth` would, by `scripts/local-template.ts` in a child process (local/ never loads the
  * CDK). All providers' templates come from one synthesis, cached on disk by the content of every
  * file synthesis reads: with unchanged code a stack start reads the cache (milliseconds); after a
  * change the first start synthesizes (tens of seconds on a busy 2-core machine; the integration
  * suite's global setup does it before any test).
  */
-export async function localTemplate(provider: TemplateProvider): Promise<LocalTemplate> {
-  return (await localTemplates())[provider];
+export async function localTemplate(
+  provider: TemplateProvider | readonly TemplateProvider[],
+): Promise<LocalTemplate> {
+  const listed = typeof provider === 'string' ? [provider] : provider;
+  const [primary] = listed;
+  if (primary === undefined) throw new Error('localTemplate: name at least one provider');
+  if (listed.length === 1) return (await localTemplates())[primary];
+  return listTemplate(listed);
 }
+
+/**
+ * The template of a provider list (`PROVIDERS=simulator,eum`: every listed provider's grants and
+ * resources), synthesized on first use by `scripts/local-template.ts --providers ...` and cached
+ * beside the single-provider templates, by the same content hash and the list.
+ */
+async function listTemplate(providers: readonly TemplateProvider[]): Promise<LocalTemplate> {
+  const hash = await sourceHash();
+  const list = providers.join(',');
+  const key = `${hash}:${list}`;
+  let pending = pendingLists.get(key);
+  if (pending === undefined) {
+    pending = cachedOrSynthesized<LocalTemplate>(join(CACHE_DIR, `${hash}-${providers.join('+')}.json`), () =>
+      synthesize<LocalTemplate>(['--providers', list]),
+    );
+    pendingLists.set(key, pending);
+    pending.catch(() => pendingLists.delete(key));
+  }
+  return pending;
+}
+
+const pendingLists = new Map<string, Promise<LocalTemplate>>();
 
 /**
  * Synthesizes (or finds cached) every provider's template now: a test suite calls it once in its
@@ -61,7 +90,14 @@ let pending: { hash: string; templates: Promise<LocalTemplates> } | undefined;
 
 async function localTemplates(): Promise<LocalTemplates> {
   const hash = await sourceHash();
-  if (pending?.hash !== hash) pending = { hash, templates: cachedOrSynthesized(hash) };
+  if (pending?.hash !== hash) {
+    pending = {
+      hash,
+      templates: cachedOrSynthesized<LocalTemplates>(join(CACHE_DIR, `${hash}.json`), () =>
+        synthesize<LocalTemplates>([]),
+      ),
+    };
+  }
   const current = pending;
   return current.templates.catch((error: unknown) => {
     if (pending === current) pending = undefined;
@@ -69,9 +105,8 @@ async function localTemplates(): Promise<LocalTemplates> {
   });
 }
 
-async function cachedOrSynthesized(hash: string): Promise<LocalTemplates> {
-  const file = join(CACHE_DIR, `${hash}.json`);
-  const cached = await readCached(file);
+async function cachedOrSynthesized<T>(file: string, synthesizeNow: () => Promise<T>): Promise<T> {
+  const cached = await readCached<T>(file);
   if (cached) return cached;
   await mkdir(CACHE_DIR, { recursive: true });
   // One process synthesizes (creating a directory is atomic); the others wait for its file.
@@ -89,12 +124,12 @@ async function cachedOrSynthesized(hash: string): Promise<LocalTemplates> {
       continue;
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
-    const ready = await readCached(file);
+    const ready = await readCached<T>(file);
     if (ready) return ready;
   }
   try {
     await writeFile(join(lock, 'pid'), String(process.pid));
-    const synthesized = await synthesize();
+    const synthesized = await synthesizeNow();
     // Written aside then renamed: readers never see half a file.
     const temporary = `${file}.${process.pid}`;
     await writeFile(temporary, JSON.stringify(synthesized));
@@ -117,9 +152,9 @@ async function lockHolderAlive(lock: string): Promise<boolean> {
   }
 }
 
-async function readCached(file: string): Promise<LocalTemplates | undefined> {
+async function readCached<T>(file: string): Promise<T | undefined> {
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as LocalTemplates;
+    return JSON.parse(await readFile(file, 'utf8')) as T;
   } catch {
     return undefined;
   }
@@ -144,14 +179,14 @@ async function sourceHash(): Promise<string> {
   return hash.digest('hex').slice(0, 16);
 }
 
-/** Runs `scripts/local-template.ts` and parses what it prints. */
-async function synthesize(): Promise<LocalTemplates> {
+/** Runs `scripts/local-template.ts` with `args` and parses what it prints. */
+async function synthesize<T>(args: readonly string[]): Promise<T> {
   const script = join(ROOT, 'scripts', 'local-template.ts');
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script], {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
     maxBuffer: 64 * 1024 * 1024,
     // Not the caller's Node options (a test runner's loaders or inspector).
     env: { ...process.env, [SETTINGS.nodeOptions.env]: '' },
   });
-  return JSON.parse(stdout) as LocalTemplates;
+  return JSON.parse(stdout) as T;
 }

@@ -119,6 +119,26 @@ const CASES: readonly Case[] = [
     assess: (t) => expect(senderEnv(t).PROVIDER_LIST_LAG_ALLOWANCE_SECONDS).toBe('120'),
   },
   {
+    keys: ['providers'],
+    context: {
+      twilioAccountSid: 'AC1',
+      twilioFrom: '+15005550006',
+      twilioAuthTokenSecretArn: SECRET_ARN,
+      eumOriginationIdentityArn: IDENTITY_ARN,
+      providers: 'twilio,eum',
+    },
+    assess: (t) => {
+      expect(senderEnv(t)).toMatchObject({
+        PROVIDER: 'twilio',
+        PROVIDERS: 'twilio,eum',
+        PROVIDER_ACCOUNT_SID: 'AC1',
+        EUM_ORIGINATION_IDENTITY: IDENTITY_ARN,
+      });
+      onlyResource(t, 'AWS::SMSVOICE::ConfigurationSet');
+      functionByDescription(t, 'Twilio status callbacks');
+    },
+  },
+  {
     keys: ['simulatorBaseUrl'],
     context: PROVIDERS.simulator,
     assess: (t) =>
