@@ -13,14 +13,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import {
-  type BudgetCounter,
-  compactedLog,
-  freesAt,
-  hasRoom,
-  logAdmits,
-  storedLog,
-} from '../../domain/budgets.js';
+import { type BudgetCounter, freesAt, hasRoom, logAdmits, storedLog } from '../../domain/budgets.js';
 import type { Clock } from '../../domain/clock.js';
 import type { ServerTimeSample } from '../../domain/clock-skew.js';
 import type {
@@ -43,13 +36,13 @@ import type {
   StoredCommand,
   TransitionWriteResult,
 } from '../../ports/store.js';
-import { allOf, keyIsFree, stateIs, tallyBelow, versionIs } from './conditions.js';
+import { counterUpdate, giveBackSlot, type SlotResult, takeSlot } from './budget-slots.js';
+import { allOf, keyIsFree, stateIs, versionIs } from './conditions.js';
 import { CorruptItemError, StoreWriteError, storeFault } from './errors.js';
 import {
   admissionEvidence,
   commandItem,
   counterItemKey,
-  counterTtl,
   DUE_LANE_SHARDS,
   dueShardOf,
   eventClaimFromItem,
@@ -282,6 +275,12 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
           );
           if (item) return admissionFound(item, writeId);
         }
+        if (contended.length > 0 && !rewrite) {
+          // A hot number with room: the counters on their own (one conditional update each,
+          // applied one after the other), then the command and its guard, instead of retrying
+          // this transaction against every other one at the same number.
+          return this.admitOnSlots(record, sealedPayload, counters, writeId, puts);
+        }
         if (!(conflict || rewrite) || attempt >= MAX_ADMIT_ATTEMPTS) {
           // Contention that outlasts the retries, or throttling: retry-safe for the caller (503).
           throw storeFault(
@@ -295,6 +294,102 @@ export class DynamoNotificationStore implements NotificationStore, ServerTimeSou
         if (conflict) await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
     }
+  }
+
+  /**
+   * The admission of a hot number (docs/abuse-limits.md#a-hot-number): each counter's slot is
+   * taken by a single conditional update (a full one refuses, after the reads that make sure a
+   * replay or a second key is never refused; slots taken are given back), then the command and
+   * its event guard are written in one transaction. When that finds the key or the event taken,
+   * the slots are given back (a replay held one for that long); when its outcome is unknown they
+   * are kept: never a slot given back for a command that may exist (they free with their windows).
+   */
+  private async admitOnSlots(
+    record: NotificationRecord,
+    sealedPayload: string,
+    counters: readonly BudgetCounter[],
+    writeId: string,
+    puts: TransactItems,
+  ): Promise<AdmitResult> {
+    const target = { doc: this.doc, table: this.table };
+    const giveBack = (list: readonly BudgetCounter[]) =>
+      Promise.all(list.map((counter) => giveBackSlot(target, counter)));
+    const slots = await Promise.allSettled(counters.map((counter) => takeSlot(target, counter)));
+    const held = counters.filter((_, i) => {
+      const slot = slots[i] as PromiseSettledResult<SlotResult>;
+      return slot.status === 'fulfilled' && slot.value.kind === 'taken';
+    });
+    const fault = slots.find((s) => s.status === 'rejected');
+    const full = slots
+      .flatMap((s) => (s.status === 'fulfilled' && s.value.kind === 'full' ? [s.value] : []))
+      .sort((a, b) => b.freesAt - a.freesAt)[0];
+    if (fault || full) {
+      await giveBack(held);
+      if (fault) throw fault.reason;
+      // Refusals are the rare path: a replay, or a second key, admitted meanwhile is never refused.
+      const answered = await this.answeredWithoutSlot(record, writeId);
+      if (answered) return answered;
+      const { scope, freesAt: at } = full as Extract<SlotResult, { kind: 'full' }>;
+      return { kind: 'over_budget', scope, freesAt: at };
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const out = await this.doc.send(
+          new TransactWriteCommand({ TransactItems: puts, ...this.capacityMode }),
+        );
+        this.report('admit', out.ConsumedCapacity);
+        return { kind: 'admitted', stored: { record, sealedPayload } };
+      } catch (error) {
+        if (!(error instanceof TransactionCanceledException)) {
+          // No verdict: the command may exist; its slots stay counted (they free with their windows).
+          return this.recoverAdmission(record.idempotencyKey, writeId, error);
+        }
+        const [put, guard] = error.CancellationReasons ?? [];
+        const verdict =
+          put?.Code === 'ConditionalCheckFailed' || guard?.Code === 'ConditionalCheckFailed'
+            ? await this.answeredWithoutSlot(record, writeId)
+            : undefined;
+        if (verdict?.kind === 'admitted') return verdict;
+        const conflict = put?.Code === 'TransactionConflict' || guard?.Code === 'TransactionConflict';
+        if (verdict || !conflict || attempt >= MAX_ADMIT_ATTEMPTS) {
+          await giveBack(held);
+          if (verdict) return verdict;
+          throw storeFault(
+            error,
+            'admission write',
+            (e) => new StoreWriteError('admission write failed', { cause: e }),
+          );
+        }
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+      }
+    }
+  }
+
+  /**
+   * What an admission is answered without a slot, strongly read: its key is taken (by its own
+   * earlier write: `admitted`; by a command: `exists`) or another key holds its event.
+   */
+  private async answeredWithoutSlot(
+    record: NotificationRecord,
+    writeId: string,
+  ): Promise<AdmitResult | undefined> {
+    const [out, first] = await Promise.all([
+      this.read('get', () =>
+        this.doc.send(
+          new GetCommand({
+            TableName: this.table,
+            Key: { [PK]: record.idempotencyKey, [SK]: CMD },
+            ConsistentRead: true,
+            ...this.capacityMode,
+          }),
+        ),
+      ),
+      this.eventClaim(record),
+    ]);
+    this.report('get', out.ConsumedCapacity);
+    if (out.Item) return admissionFound(out.Item, writeId);
+    if (first && first.idempotencyKey !== record.idempotencyKey) return { kind: 'event_taken', first };
+    return undefined;
   }
 
   /**
@@ -756,61 +851,8 @@ function dueEntryOf(item: Item, shard: number): DueEntry[] {
   ];
 }
 
-/**
- * The update of one counter item in the admission transaction. A log gets this admission in
- * front, guarded by room in every window and by its length staying under the rewrite length; a
- * log `seen` at that length is rewritten to its entries that still matter, guarded by being as
- * seen (another writer's entry in between fails it, and the next try decides again). Fixed
- * windows each get `ADD :one`, guarded by `tally < limit`.
- */
-function counterUpdate(counter: BudgetCounter, seen: readonly number[] | undefined) {
-  const ttl = { '#ttl': TableSchema.ttlAttribute };
-  const common = {
-    Key: counterItemKey(counter.key),
-    // The item as it is tells which window is full, hence when the destination frees up.
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-  };
-  if (counter.kind === 'log') {
-    const names = { ...ttl, '#log': counter.attribute };
-    if (seen) {
-      return {
-        ...common,
-        UpdateExpression: 'SET #log = :log, #ttl = :ttl',
-        ConditionExpression: '#log = :seen',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: {
-          ':log': compactedLog(counter, seen),
-          ':seen': seen,
-          ':ttl': counterTtl(counter),
-        },
-      };
-    }
-    const room = counter.windows.map(
-      (w, i) => `(attribute_not_exists(#log[${w.limit - 1}]) OR #log[${w.limit - 1}] <= :cut${i})`,
-    );
-    return {
-      ...common,
-      UpdateExpression: 'SET #log = list_append(:entry, if_not_exists(#log, :none)), #ttl = :ttl',
-      ConditionExpression: [...room, `attribute_not_exists(#log[${counter.compactAt - 1}])`].join(' AND '),
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: {
-        ...Object.fromEntries(counter.windows.map((w, i) => [`:cut${i}`, counter.at - w.windowMs])),
-        ':entry': [counter.at],
-        ':none': [],
-        ':ttl': counterTtl(counter),
-      },
-    };
-  }
-  const below = allOf(...counter.tallies.map((t, i) => tallyBelow(i, t.attribute, t.limit)));
-  const adds = counter.tallies.map((_, i) => `#t${i} :one`).join(', ');
-  return {
-    ...common,
-    UpdateExpression: `SET #ttl = :ttl ADD ${adds}`,
-    ConditionExpression: below.ConditionExpression,
-    ExpressionAttributeNames: { ...below.ExpressionAttributeNames, ...ttl },
-    ExpressionAttributeValues: { ...below.ExpressionAttributeValues, ':one': 1, ':ttl': counterTtl(counter) },
-  };
-}
+/** The items of a `TransactWriteItems` (document client form). */
+type TransactItems = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>;
 
 /** The attribute holding the id of the admission write (never changed after: later writes have their own). */
 const ADMISSION_ID = 'admission_write_id';
