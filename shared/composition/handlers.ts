@@ -17,10 +17,12 @@ import { createReconcilerHandler } from '../handlers/reconciler-handler.js';
 import { createSenderHandler } from '../handlers/sender-handler.js';
 import { SERVICE_METRICS, SERVICE_NAME } from '../handlers/service-metrics.js';
 import type { Cipher } from '../ports/cipher.js';
+import type { ProviderHealth } from '../ports/provider-health.js';
 import type { DispatchQueue } from '../ports/queue.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
 import type { NotificationStore } from '../ports/store.js';
 import { createEumReceiptsHandler } from '../providers/eum/index.js';
+import { DESTINATION_FAULTS } from '../providers/registry.js';
 import { SETTINGS } from '../settings.js';
 import type { DispatchDeps, DispatchReport } from '../usecases/dispatch-notification.js';
 import { ingestReceipt } from '../usecases/ingest-receipt.js';
@@ -29,7 +31,7 @@ import type { ReconcileSummary } from '../usecases/reconcile-due.js';
 import type { ItemErrorReport } from '../usecases/reconcile-key.js';
 import { countingFinalOutcomes, providerEventReporter } from './outcome-metrics.js';
 import { keepProviderMessageIds } from './outcome-write.js';
-import { providerFor } from './provider.js';
+import { providerFor, providersFor, receiptsSettleFor } from './provider.js';
 import { queueFor } from './queue.js';
 import { keepReceiptsFor, twilioAuthTokenFor, WELL_KNOWN_TWILIO_AUTH_TOKENS } from './receipts.js';
 import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconcile.js';
@@ -68,6 +70,13 @@ export interface HandlerParts {
   readonly fingerprinter?: Fingerprinter;
   /** The provider as configured; the reconciler's lookups are bounded on top of it here. */
   readonly provider?: SmsProvider;
+  /**
+   * Every listed provider in order (`PROVIDERS`), the first standing for `provider`; default: one
+   * per listed kind, built from the settings, the first being `provider` (docs/providers/failover.md).
+   */
+  readonly providers?: readonly SmsProvider[];
+  /** The providers' circuits (one per provider, shared by every sender); default none: every circuit closed. */
+  readonly health?: ProviderHealth;
   /** Where the metrics of {@link SERVICE_METRICS} go, published once per invocation; default none. */
   readonly metrics?: MetricsSink;
   /** Counts one rejected status callback; default: the `ReceiptSignatureFailures` metric. */
@@ -91,6 +100,13 @@ function partsOf(config: ServiceConfig, parts: HandlerParts) {
     return fingerprinter;
   };
   const metrics = parts.metrics ?? NO_METRICS;
+  let primary: Promise<SmsProvider> | undefined;
+  const provider = () => {
+    primary ??= (async () =>
+      parts.provider ??
+      providerFor(config, clock, await fingerprinterOnce(), providerEventReporter(logger, metrics)))();
+    return primary;
+  };
   return {
     clock,
     logger,
@@ -101,9 +117,18 @@ function partsOf(config: ServiceConfig, parts: HandlerParts) {
     queue: () => parts.queue ?? queueFor(config),
     cipher: () => parts.cipher ?? cipherFor(config, clock),
     fingerprinter: fingerprinterOnce,
-    provider: async () =>
-      parts.provider ??
-      providerFor(config, clock, await fingerprinterOnce(), providerEventReporter(logger, metrics)),
+    provider,
+    providers: async (): Promise<readonly SmsProvider[]> =>
+      parts.providers ??
+      // One provider: only it (no secret or key read for others that do not exist).
+      (config.providers.length < 2 ? [await provider()] : undefined) ??
+      providersFor(
+        config,
+        clock,
+        await fingerprinterOnce(),
+        providerEventReporter(logger, metrics),
+        await provider(),
+      ),
   };
 }
 
@@ -158,7 +183,7 @@ export interface SenderOptions {
 }
 
 /** The sender's ports a {@link SenderOptions.wrapPorts} decorator may wrap. */
-export type SenderPorts = Pick<DispatchDeps, 'store' | 'provider'>;
+export type SenderPorts = Pick<DispatchDeps, 'store' | 'provider' | 'providers'>;
 
 /** The dispatch queue consumer: one dispatch per message; its metrics count sends, unknowns and failures. */
 export async function composeSender(
@@ -180,9 +205,12 @@ export async function composeSender(
       onRecovered: (key, how) => logger.warn('provider message id recovered', { idempotency_key: key, how }),
     }),
     provider: await p.provider(),
+    ...failoverPorts(await p.providers()),
   };
   const handler = createSenderHandler({
     ...(options.wrapPorts ? options.wrapPorts(ports) : ports),
+    ...(parts.health ? { health: parts.health } : {}),
+    destinationFaults: DESTINATION_FAULTS,
     cipher: p.cipher(),
     clock: p.clock,
     policy: config.policy,
@@ -201,6 +229,11 @@ export async function composeSender(
   return publishingMetrics(metrics, handler);
 }
 
+/** With more than one provider, the sender's list (docs/providers/failover.md); one: nothing, as before. */
+function failoverPorts(providers: readonly SmsProvider[]): Pick<DispatchDeps, 'providers'> {
+  return providers.length > 1 ? { providers } : {};
+}
+
 /** A provider call (and whether its outcome is unknown): the unknown-rate alarm's two series. */
 function countSend(metrics: MetricsSink, report: DispatchReport): void {
   if (report.kind === 'refused') metrics.addMetric(SERVICE_METRICS.senderClockSkew, MetricUnit.Count, 1);
@@ -212,10 +245,16 @@ function countSend(metrics: MetricsSink, report: DispatchReport): void {
 
 /** What handling one due key needs, the same for the scheduled pass and the reconcile workers. */
 async function reconcileItemDeps(config: ServiceConfig, p: ReturnType<typeof partsOf>) {
+  // Each provider's lookups bounded as its own kind's; with one provider, as before.
+  const providers = (await p.providers()).map((provider, i) =>
+    lookupBoundedProvider({ ...config, provider: config.providers[i] ?? config.provider }, provider, p.clock),
+  );
+  const primary = providers[0] ?? lookupBoundedProvider(config, await p.provider(), p.clock);
   return {
     store: p.store(),
     cipher: p.cipher(),
-    provider: lookupBoundedProvider(config, await p.provider(), p.clock),
+    provider: primary,
+    ...(providers.length > 1 ? { providers } : {}),
     queue: p.queue(),
     clock: p.clock,
     policy: config.policy,
@@ -303,10 +342,12 @@ export function composeReceipts(config: ServiceConfig, parts: HandlerParts = {})
   const countSignatureFailure =
     parts.countSignatureFailure ??
     (() => p.metrics.addMetric(SERVICE_METRICS.receiptSignatureFailures, MetricUnit.Count, 1));
+  const settle = receiptsSettleFor(config);
   const handler = createTwilioReceiptsHandler({
     store: p.store(),
     clock: p.clock,
     policy: config.policy,
+    ...(settle ? { receiptsSettle: settle } : {}),
     authToken: twilioAuthTokenFor(config),
     wellKnownTokens: WELL_KNOWN_TWILIO_AUTH_TOKENS,
     ...(parts.allowWellKnownAuthToken === true ? { allowWellKnownToken: true } : {}),
@@ -342,8 +383,12 @@ export function composeEumReceipts(config: ServiceConfig, parts: HandlerParts = 
   if (!config.eumEventsTopicArn)
     throw new InvalidConfigurationError(`${SETTINGS.eumEventsTopicArn.env} is required`);
   const keep = keepReceiptsFor(config);
+  const settle = receiptsSettleFor(config);
   const handler = createEumReceiptsHandler({
-    ingest: ingestReceipt,
+    // The handler hands the use case only its store, clock and policy: the provider check goes in here.
+    ingest: settle
+      ? (deps, input) => ingestReceipt({ ...deps, receiptsSettle: settle }, input)
+      : ingestReceipt,
     topicArn: config.eumEventsTopicArn,
     store: p.store(),
     clock: p.clock,

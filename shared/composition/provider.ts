@@ -5,7 +5,7 @@ import type { Fingerprinter } from '../domain/fingerprint.js';
 import type { ProviderCapabilities } from '../domain/provider.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
 import type { ProviderEvent } from '../providers/module.js';
-import { providerModule } from '../providers/registry.js';
+import { type ProviderKind, providerModule } from '../providers/registry.js';
 
 const eventLogger = new Logger({ serviceName: 'reset-notifier' });
 
@@ -68,6 +68,37 @@ export function providerFor(
         }
       : {}),
   };
+}
+
+/**
+ * Every listed provider (`PROVIDERS`, docs/providers/failover.md), in order: one port per kind,
+ * each built by {@link providerFor} from the same settings with its own kind. `primary`, when
+ * given, stands for the first (the local stack's own, wrapped for its faults). One kind: `[primary]`.
+ */
+export function providersFor(
+  config: ServiceConfig,
+  clock: Clock,
+  fingerprinter: Fingerprinter,
+  onEvent: (event: ProviderEvent) => void = logProviderEvent,
+  primary: SmsProvider = providerFor(config, clock, fingerprinter, onEvent),
+): readonly SmsProvider[] {
+  return config.providers.map((kind, i) =>
+    i === 0 ? primary : providerFor({ ...config, provider: kind }, clock, fingerprinter, onEvent),
+  );
+}
+
+/**
+ * With more than one provider (`PROVIDERS`), which attempts a receipt edge may settle: those of a
+ * provider whose details are in the edge's grammar (the Twilio route: `twilio` and `simulator`,
+ * whose adapter is Twilio's; End User Messaging events: `eum`). One provider: unset, as before.
+ */
+export function receiptsSettleFor(
+  config: Pick<ServiceConfig, 'providers'>,
+): ((edge: string, provider: string) => boolean) | undefined {
+  if (config.providers.length < 2) return undefined;
+  return (edge, provider) =>
+    (config.providers as readonly string[]).includes(provider) &&
+    providerModule(provider as ProviderKind).destinationFaults.sources.includes(edge);
 }
 
 /** What each configured provider declares, known without building it. */

@@ -1,5 +1,7 @@
+import { providerOfAttempt } from './failover.js';
 import {
   type AttemptMessage,
+  type AttemptProvider,
   type EpochMs,
   isFinal,
   type NotificationRecord,
@@ -33,7 +35,9 @@ export type SkipReason = 'final' | 'in_flight' | 'awaiting_reconciliation' | 'se
 
 /**
  * Decides, from the freshly read record alone, whether the sender may call the provider.
- * Duplicate and stale queue messages all end here as `skip`.
+ * Duplicate and stale queue messages all end here as `skip`. `provider`: the provider the failover
+ * decision chose for the attempt (`./failover.ts`), given by a sender with more than one provider;
+ * the claim then records it as the attempt's. Without it the attempt goes to the record's provider.
  */
 export function decideDispatch(
   record: NotificationRecord,
@@ -41,6 +45,7 @@ export function decideDispatch(
   policy: DispatchPolicy,
   owner: string,
   actor: Actor = Actor.sender,
+  provider?: string,
 ): DispatchDecision {
   if (isFinal(record)) return { kind: 'skip', why: 'final' };
   switch (record.state) {
@@ -52,7 +57,7 @@ export function decideDispatch(
       if ((record.leaseUntil ?? 0) > now) return { kind: 'skip', why: 'in_flight' };
       return { kind: 'transition', intent: leaseExpired(record, now, policy, actor) };
     case S.accepted:
-      return decideAccepted(record, now, policy, owner);
+      return decideAccepted(record, now, policy, owner, provider);
     default:
       return { kind: 'skip', why: 'final' };
   }
@@ -63,6 +68,7 @@ function decideAccepted(
   now: EpochMs,
   policy: DispatchPolicy,
   owner: string,
+  chosen: string | undefined,
 ): DispatchDecision {
   const deadline = dispatchDeadline(record, policy);
   if (now >= deadline - policy.minSendWindowMs) {
@@ -80,7 +86,8 @@ function decideAccepted(
   const leaseUntil = callDeadline + policy.leaseSlackMs;
   // A new attempt starts without a message id: an id left from an earlier (absent) attempt would make the
   // reconciler look up that attempt instead of this one's client reference, and conclude "absent" wrongly.
-  const provider = { name: record.provider.name };
+  const provider = { name: chosen ?? record.provider.name };
+  const attempt = record.attempts + 1;
   return {
     kind: 'claim',
     callDeadline,
@@ -90,8 +97,11 @@ function decideAccepted(
       actor: Actor.sender,
       at: now,
       set: {
-        attempts: record.attempts + 1,
+        attempts: attempt,
         provider,
+        ...(chosen === undefined
+          ? {}
+          : { attemptProviders: withAttemptProvider(record, { attempt, provider: chosen }) }),
         leaseUntil,
         leaseOwner: owner,
         dueAt: leaseUntil,
@@ -376,6 +386,15 @@ function withAttemptMessage(
   return [...others, message].sort((a, b) => a.attempt - b.attempt);
 }
 
+/** The record's attempt providers with `entry` in its attempt's place (a given-back claim's is replaced), oldest first. */
+function withAttemptProvider(
+  record: Pick<NotificationRecord, 'attemptProviders'>,
+  entry: AttemptProvider,
+): readonly AttemptProvider[] {
+  const others = (record.attemptProviders ?? []).filter((p) => p.attempt !== entry.attempt);
+  return [...others, entry].sort((a, b) => a.attempt - b.attempt);
+}
+
 /**
  * What the record knows about the message a receipt or lookup names: `not_sent` when the provider
  * already said it never left (nothing of it settles anything again), `other_message` when the
@@ -529,7 +548,9 @@ function foundDetail(record: NotificationRecord, lookup: { readonly detail?: str
 
 /** The provider's status and code on a receipt (`twilio:undelivered:30003`), in the grammar. */
 function receiptDetail(record: NotificationRecord, receipt: Receipt): string | undefined {
-  return receipt.detail === undefined ? undefined : reasonDetailFrom(record.provider.name, receipt.detail);
+  return receipt.detail === undefined
+    ? undefined
+    : reasonDetailFrom(providerOfAttempt(record, receipt.attempt), receipt.detail);
 }
 
 function applyStatusPoll(
@@ -611,7 +632,7 @@ export function applyReceipt(
     receipt.status === 'delivered' ? S.delivered : receipt.status === 'undelivered' ? S.undelivered : null;
   if (record.state === S.expired && record.lastReason === R.unknownAtExpiry && knownAttempt && finalStatus) {
     // Late truth for an unknown the token outlived: the record learns which message it was. Never a send.
-    const provider = { name: record.provider.name, messageId: receipt.messageId };
+    const provider = { name: providerOfAttempt(record, receipt.attempt), messageId: receipt.messageId };
     return {
       ...base,
       to: finalStatus,
@@ -644,7 +665,8 @@ export function applyReceipt(
     ...base,
     to,
     set: {
-      provider: { name: record.provider.name, messageId: receipt.messageId },
+      // The message is the attempt's, at the attempt's provider (with failover, maybe not the current one).
+      provider: { name: providerOfAttempt(record, receipt.attempt), messageId: receipt.messageId },
       attemptMessages: withAttemptMessage(record, message),
       sentAt: now,
       dueAt: now + policy.statusPollMs,

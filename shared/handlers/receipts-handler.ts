@@ -16,7 +16,7 @@ import {
   verifyTwilioSignature,
 } from '../messages/twilio-status-callback.js';
 import type { NotificationStore } from '../ports/store.js';
-import { ingestReceipt, type ReceiptResult } from '../usecases/ingest-receipt.js';
+import { type IngestReceiptDeps, ingestReceipt, type ReceiptResult } from '../usecases/ingest-receipt.js';
 
 /** The route, as API Gateway and the local runtime match it. */
 export const TWILIO_RECEIPTS_PATH = '/v1/receipts/twilio';
@@ -29,6 +29,8 @@ export interface TwilioReceiptsDeps {
   readonly store: NotificationStore;
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
+  /** With more than one provider: which attempts Twilio's callbacks may settle (`IngestReceiptDeps`). */
+  readonly receiptsSettle?: NonNullable<IngestReceiptDeps['receiptsSettle']>;
   /** The auth token the signature is keyed with (read from the secret once per container). */
   readonly authToken: () => Promise<string>;
   /**

@@ -1,13 +1,28 @@
 import type { Clock } from '../domain/clock.js';
 import { type ClockCheck, checkClock } from '../domain/clock-skew.js';
-import { abandonClaim, decideDispatch, recordSendOutcome } from '../domain/dispatch.js';
+import {
+  abandonClaim,
+  type DispatchDecision,
+  decideDispatch,
+  recordSendOutcome,
+} from '../domain/dispatch.js';
+import {
+  type CircuitRead,
+  chooseProvider,
+  failoverCandidates,
+  healthSampleOf,
+  pastAttempts,
+} from '../domain/failover.js';
 import { applyTransition, type NotificationRecord, type TransitionIntent } from '../domain/notification.js';
 import { type DispatchPolicy, dispatchDeadline } from '../domain/policy.js';
 import { clientReference, type SendOutcome } from '../domain/provider.js';
+import { Actor } from '../domain/states.js';
 import { renderBody } from '../domain/templates.js';
+import type { DestinationFaults } from '../domain/zero-sms.js';
 import type { Cipher } from '../ports/cipher.js';
 import type { CommandStore } from '../ports/command-store.js';
 import { transientFaultOf } from '../ports/faults.js';
+import type { ProviderHealth } from '../ports/provider-health.js';
 import type { ServerTimeSource } from '../ports/server-time.js';
 import type { SmsProvider } from '../ports/sms-provider.js';
 import { MissingPayloadError, PayloadUnreadableError } from './errors.js';
@@ -17,7 +32,18 @@ import { withReceiptGrace } from './reconcile-key.js';
 export interface DispatchDeps {
   readonly store: CommandStore;
   readonly cipher: Cipher;
+  /** The primary provider (the first of `providers` when those are given). */
   readonly provider: SmsProvider;
+  /**
+   * Every provider in order of preference (`PROVIDERS`, docs/providers/failover.md). With more
+   * than one, each attempt's provider is chosen by the failover decision and recorded on the
+   * claim; unset or one: every attempt goes to the record's provider through `provider`.
+   */
+  readonly providers?: readonly SmsProvider[];
+  /** The providers' circuits, shared by every sender: read before an attempt, fed after each send. */
+  readonly health?: ProviderHealth;
+  /** Every provider's destination faults: a refusal about the destination is no sign of ill health. */
+  readonly destinationFaults?: readonly DestinationFaults[];
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
   /** Identifies this sender instance in leases. */
@@ -64,7 +90,13 @@ export async function dispatchNotification(
   const stored = await deps.store.get(idempotencyKey);
   if (!stored) return { kind: 'missing' };
   // The later of our clock and the store's: a slow clock must not see a live token in a dead one.
-  const decision = decideDispatch(stored.record, checkedClock(deps).now, deps.policy, deps.owner);
+  const decidedAt = checkedClock(deps).now;
+  let decision: DispatchDecision = decideDispatch(stored.record, decidedAt, deps.policy, deps.owner);
+  if (decision.kind === 'claim' && (deps.providers?.length ?? 0) > 1) {
+    // Failover (docs/providers/failover.md): the same decision with the attempt's provider chosen.
+    const chosen = await chooseAttemptProvider(deps, stored.record, decidedAt);
+    decision = decideDispatch(stored.record, decidedAt, deps.policy, deps.owner, Actor.sender, chosen);
+  }
   if (decision.kind === 'skip') return { kind: 'skipped', why: decision.why, state: stored.record.state };
   if (decision.kind === 'transition') {
     const written = await write(deps, stored.record, decision.intent);
@@ -112,7 +144,8 @@ export async function dispatchNotification(
     const written = await write(deps, claimed, abandoned);
     return written ? { kind: 'transitioned', to: abandoned.to, reason: abandoned.reason } : lost('outcome');
   }
-  const outcome: SendOutcome = await sendSafely(deps.provider, {
+  const provider = attemptProvider(deps, claimed.provider.name);
+  const outcome: SendOutcome = await sendSafely(provider, {
     idempotencyKey,
     attempt: claimed.attempts,
     clientReference: clientReference(idempotencyKey, claimed.attempts),
@@ -124,12 +157,14 @@ export async function dispatchNotification(
     deadline: callEnd - clock.offsetMs,
   });
 
+  const answeredAt = checkedClock(deps).now;
   const intent = withReceiptGrace(
-    deps,
-    recordSendOutcome(claimed, outcome, checkedClock(deps).now, deps.policy),
+    { ...deps, provider },
+    recordSendOutcome(claimed, outcome, answeredAt, deps.policy),
   );
   // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
   const recorded = await write(deps, claimed, intent);
+  await recordHealth(deps, claimed.provider.name, outcome, answeredAt);
   const detail = 'detail' in outcome ? { detail: outcome.detail } : {};
   return { kind: 'sent', outcome: outcome.kind, ...detail, recorded: recorded !== undefined, to: intent.to };
 }
@@ -167,6 +202,70 @@ function checkedClock(
   const local = deps.clock.now();
   const check = checkClock(deps.serverTime?.latestServerTime(), local);
   return { ...check, offsetMs: check.now - local };
+}
+
+/**
+ * The provider of the next attempt (`../domain/failover.ts`): circuits are read one provider at a
+ * time, best candidate first, and no further than the first that is not open (a half-open view lets
+ * this sender's probe through: it must be the provider it then sends to). No choice (an earlier
+ * attempt may have sent): the record's provider, as without failover; the domain sends nothing then.
+ */
+async function chooseAttemptProvider(
+  deps: Pick<DispatchDeps, 'providers' | 'health'>,
+  record: NotificationRecord,
+  now: number,
+): Promise<string> {
+  const names = (deps.providers ?? []).map((p) => p.name);
+  const attempts = pastAttempts(record);
+  const candidates = failoverCandidates(names, attempts);
+  if (candidates.kind === 'none') return record.provider.name;
+  const circuits: CircuitRead[] = [];
+  for (const name of candidates.order) {
+    const view = await readCircuit(deps.health, name, now);
+    circuits.push(view);
+    if (view.state !== 'open') break;
+  }
+  const choice = chooseProvider(names, circuits, attempts);
+  return choice.kind === 'provider' ? choice.provider : record.provider.name;
+}
+
+/** One provider's circuit; closed without a health port, or when it cannot be read (never blocks a send). */
+async function readCircuit(
+  health: ProviderHealth | undefined,
+  provider: string,
+  now: number,
+): Promise<CircuitRead> {
+  if (health === undefined) return { provider, state: 'closed' };
+  try {
+    const [view] = await health.view([provider], now);
+    return { provider, state: view?.state ?? 'closed' };
+  } catch {
+    return { provider, state: 'closed' };
+  }
+}
+
+/**
+ * The adapter of the attempt's provider: `provider` when it is the one (as handed over, maybe
+ * decorated), else by name among `providers`, else `provider`.
+ */
+function attemptProvider(deps: Pick<DispatchDeps, 'provider' | 'providers'>, name: string): SmsProvider {
+  if (deps.provider.name === name) return deps.provider;
+  return deps.providers?.find((p) => p.name === name) ?? deps.provider;
+}
+
+/** Feeds the send's sample to the provider's circuit; a failure to record it never touches the outcome. */
+async function recordHealth(
+  deps: Pick<DispatchDeps, 'health' | 'destinationFaults'>,
+  provider: string,
+  outcome: SendOutcome,
+  now: number,
+): Promise<void> {
+  if (deps.health === undefined) return;
+  try {
+    await deps.health.record(provider, healthSampleOf(provider, outcome, deps.destinationFaults ?? []), now);
+  } catch {
+    // The port never throws on contention; any other fault only loses one sample.
+  }
 }
 
 function lost(at: 'claim' | 'transition' | 'outcome'): DispatchReport {

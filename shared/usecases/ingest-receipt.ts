@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../domain/clock.js';
 import { applyReceipt, type ReceiptIgnored } from '../domain/dispatch.js';
+import { providerOfAttempt } from '../domain/failover.js';
 import { applyTransition } from '../domain/notification.js';
 import type { DispatchPolicy } from '../domain/policy.js';
 import { type ProviderStatus, parseClientReference } from '../domain/provider.js';
@@ -42,14 +43,23 @@ export type ReceiptResult =
   | { kind: 'unknown_reference' }
   | { kind: 'unknown_command' };
 
-/** Why a receipt changed nothing, beyond the domain's own reasons. */
-export type ReceiptIgnoredWhy = ReceiptIgnored | 'contended';
+/**
+ * Why a receipt changed nothing, beyond the domain's own reasons: `other_provider`, the attempt
+ * it names went to another provider than the one it came from (docs/providers/failover.md).
+ */
+export type ReceiptIgnoredWhy = ReceiptIgnored | 'contended' | 'other_provider';
 
 /** What {@link ingestReceipt} needs. */
 export interface IngestReceiptDeps {
   readonly store: CommandStore;
   readonly clock: Clock;
   readonly policy: DispatchPolicy;
+  /**
+   * Whether receipts from edge `edge` (`ReceiptInput.provider`) can be about an attempt that went
+   * to provider `provider`; a receipt for another provider's attempt settles nothing. Unset (one
+   * provider): every receipt is about the one provider.
+   */
+  readonly receiptsSettle?: (edge: string, provider: string) => boolean;
 }
 
 /** The use case's shape, for callers that receive it injected (End User Messaging events). */
@@ -75,6 +85,12 @@ export async function ingestReceipt(deps: IngestReceiptDeps, input: ReceiptInput
   for (let write = 1; write <= MAX_WRITES; write++) {
     const stored = await deps.store.get(reference.idempotencyKey);
     if (stored === undefined) return { kind: 'unknown_command' };
+    // With failover an attempt's receipts come from its own provider only (a Twilio callback never
+    // settles an End User Messaging attempt, whatever reference it carries).
+    const attemptProvider = providerOfAttempt(stored.record, reference.attempt);
+    if (deps.receiptsSettle !== undefined && !deps.receiptsSettle(input.provider, attemptProvider)) {
+      return { kind: 'ignored', why: 'other_provider' satisfies ReceiptIgnoredWhy };
+    }
     const decision = applyReceipt(stored.record, receipt, deps.clock.now(), deps.policy);
     if ('kind' in decision) return { kind: 'ignored', why: decision.why };
     const written = await deps.store.transition(applyTransition(stored.record, decision));

@@ -24,6 +24,12 @@ export interface ReconcileItemDeps {
   readonly cipher: Cipher;
   /** Lookups bounded by the per-provider token bucket (see `rate-limit.ts`). */
   readonly provider: SmsProvider;
+  /**
+   * Every listed provider (`PROVIDERS`), each bounded likewise: a lookup goes to the provider of
+   * the record's current attempt, whose capabilities judge its answer (docs/providers/failover.md).
+   * Unset: every lookup goes to `provider`.
+   */
+  readonly providers?: readonly SmsProvider[];
   /** The dispatch queue: an `accepted` key whose message was lost is put back on it (never a send). */
   readonly queue: DispatchQueue;
   readonly clock: Clock;
@@ -144,21 +150,33 @@ async function handleKey(
       }
       // Any failure to open the payload or to ask the provider is an inconclusive read; past the
       // token's expiry the domain then expires the command (and the store drops the payload).
-      const lookup = await lookupAttempt(deps, record, stored.sealedPayload);
-      const next = applyLookup(record, lookup, deps.clock.now(), deps.policy, deps.provider.capabilities);
+      const provider = providerOfRecord(deps, record);
+      const lookup = await lookupAttempt({ ...deps, provider }, record, stored.sealedPayload);
+      const next = applyLookup(record, lookup, deps.clock.now(), deps.policy, provider.capabilities);
       if ('kind' in next) {
         const moved = await deps.store.reschedule(record, next.dueAt);
         return moved.kind === 'written' ? { kind: 'rescheduled', lookup: true } : { kind: 'stale' };
       }
-      return written(await write(deps, record, withReceiptGrace(deps, next)), next, true);
+      return written(await write(deps, record, withReceiptGrace({ ...deps, provider }, next)), next, true);
     }
   }
+}
+
+/**
+ * The provider of the record's current attempt (the claim names it): its lookups, its capabilities.
+ * A provider no longer listed, or no list: `provider`, as without failover.
+ */
+function providerOfRecord(
+  deps: Pick<ReconcileItemDeps, 'provider' | 'providers'>,
+  record: NotificationRecord,
+): SmsProvider {
+  return deps.providers?.find((p) => p.name === record.provider.name) ?? deps.provider;
 }
 
 /** When a `sent` record's first status poll may happen, if the provider pushes receipts. */
 function receiptGraceUntil(deps: ReconcileItemDeps, record: NotificationRecord): number | undefined {
   if (record.state !== NotificationState.sent) return undefined;
-  if (!deps.provider.capabilities.receipts || !deps.receiptGraceMs) return undefined;
+  if (!providerOfRecord(deps, record).capabilities.receipts || !deps.receiptGraceMs) return undefined;
   return (record.sentAt ?? record.updatedAt) + deps.receiptGraceMs;
 }
 
