@@ -489,7 +489,7 @@ export const SETTINGS = {
     context: 'providers',
     unit: 'list',
     localNote: '`PROVIDER` alone',
-    aws: '`PROVIDER` alone',
+    aws: 'context `providers`, in order ([deploy.md](deploy.md#two-providers-failover)); one provider: unset',
     description:
       'providers in order of preference (`twilio,eum`): the first is the primary, the next is sent through only when the previous one provably did not send ([providers/failover.md](providers/failover.md)); each at most once; a `PROVIDER` that is not its first stops the start',
     scope: 'service',
