@@ -14,6 +14,7 @@ import {
   composeReconciler,
   composeReconcileWorker,
   composeSender,
+  type MetricsSink,
 } from '../shared/composition/handlers.js';
 import { inlineFingerprinter } from '../shared/composition/secrets.js';
 import { createServiceRuntime, type ServiceRuntime } from '../shared/composition.js';
@@ -23,6 +24,8 @@ import type { Cipher } from '../shared/ports/cipher.js';
 import { SETTINGS, settingsEnv, settingsReader } from '../shared/settings.js';
 import { ingestReceipt } from '../shared/usecases/ingest-receipt.js';
 import type { ReconcileSummary } from '../shared/usecases/reconcile-due.js';
+import { LOCAL_HANDLER_FUNCTIONS, type LocalAlarmOptions, localAlarmsFor } from './alarms/local-stack.js';
+import type { AlarmMonitor } from './alarms/monitor.js';
 import { startDynamoDbLocal } from './dynamodb-local.js';
 import { type DispatchStepHook, withDispatchSteps } from './faults/dispatch-crash.js';
 import { startLocalFauxqs } from './fauxqs.js';
@@ -74,6 +77,8 @@ export interface LocalStackOptions {
   readonly reconcilePollWorkerConcurrency?: number;
   /** IAM enforcement: each function's AWS calls evaluated against its role in the template (local/iam/). */
   readonly iam?: LocalIamOptions;
+  /** The template's alarms, evaluated over what the local runtime observes (local/alarms/). */
+  readonly alarms?: LocalAlarmOptions;
 }
 
 export interface LocalStack {
@@ -99,6 +104,8 @@ export interface LocalStack {
   reconcileNow(): Promise<ReconcileSummary>;
   /** The calls IAM denied so far, when enforcement is on. */
   readonly iam?: { denials(): readonly IamDenial[] };
+  /** The template's alarms and their states (local/alarms/). */
+  readonly alarms: AlarmMonitor;
   stop(): Promise<void>;
 }
 
@@ -306,6 +313,7 @@ async function composeLocalHandlers(
   runtime: ServiceRuntime,
   options: LocalStackOptions,
   reconcileQueue: ReturnType<typeof createSqsDispatchQueue>,
+  metrics: MetricsSink,
 ) {
   const parts = {
     clock: runtime.clock,
@@ -315,8 +323,8 @@ async function composeLocalHandlers(
     cipher: runtime.cipher,
     fingerprinter: runtime.fingerprinter,
     provider: runtime.provider,
-    // The 'receipt rejected' line says it locally; no EMF line to nowhere.
-    countSignatureFailure: () => undefined,
+    // EMF lines tapped into the local alarms (local/alarms/emf.ts), not printed.
+    metrics,
     // The simulator signs with the well-known token: believed here with it only (refused in AWS).
     allowWellKnownAuthToken: config.provider === 'simulator',
   };
@@ -532,7 +540,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         )
       : undefined;
     const reconcileQueue = createSqsDispatchQueue(clients.sqs, queues.reconcile.queueUrl);
-    const handlers = await composeLocalHandlers(config, runtime, options, reconcileQueue);
+    const alarms = await localAlarmsFor(config, {
+      sqs: clients.sqs,
+      clock: runtime.clock,
+      ...options.alarms,
+    });
+    const handlers = alarms.observe(
+      await composeLocalHandlers(config, runtime, options, reconcileQueue, alarms.metrics),
+      LOCAL_HANDLER_FUNCTIONS,
+    );
+    alarms.monitor.start(options.alarms?.intervalMs);
+    stops.push(async () => alarms.monitor.stop());
     // As API Gateway routes them: the receipts route to its own handler, everything else to the API.
     routeRequest = (event, context) =>
       event.rawPath === TWILIO_RECEIPTS_PATH
@@ -573,6 +591,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       // Handles the keys itself: as the reconciler, which holds the workers' grants too.
       reconcileNow: () => runAs(iam, 'reconciler', () => handlers.inlineReconciler()),
       ...(iam ? { iam: { denials: () => iam.denials() } } : {}),
+      alarms: alarms.monitor,
       stop: stopAll,
     };
   } catch (error) {

@@ -4,6 +4,7 @@ process.env[SETTINGS.sdkNodeVersionWarningOff.env] ??= SETTINGS.sdkNodeVersionWa
 import { parseArgs } from 'node:util';
 import { loadLocalConfig } from '../shared/config.js';
 import { SETTINGS } from '../shared/settings.js';
+import { formatBanner, formatChange, isAlarmTransition } from './alarms/monitor.js';
 import { consoleOptionsFromEnv, createConsoleRoute } from './console/route.js';
 import { JavaMissingError } from './dynamodb-local.js';
 import { busyPortMessage } from './ports.js';
@@ -59,10 +60,14 @@ try {
       `  Provider simulator  ${stack.simUrl}   (GET /_sim/messages, POST /_sim/faults)`,
       `  DynamoDB Local      ${stack.dynamodbEndpoint}   table ${stack.tableName}${values['data-dir'] ? ` (data in ${values['data-dir']})` : ' (in memory)'}`,
       `  SQS (fauxqs)        ${stack.sqsEndpoint}   queue ${stack.queueUrl}`,
+      ...formatBanner(stack.alarms),
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
   );
+  stack.alarms.onChange((change) => {
+    if (isAlarmTransition(change)) process.stdout.write(`${formatChange(change)}\n`);
+  });
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;

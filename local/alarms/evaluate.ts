@@ -229,8 +229,16 @@ export function decide(
     breaching === 1 ? 'was' : 'were'
   } ${alarmed ? '' : 'not '}${words} the threshold (${alarm.threshold}) (minimum ${m} datapoint${
     m === 1 ? '' : 's'
-  } for OK -> ALARM transition).`;
+  } for OK -> ALARM transition)${missingNote(last, treat)}.`;
   return { state: alarmed ? 'ALARM' : 'OK', reason, datapoints: last };
+}
+
+/** How many datapoints were missing and how they were treated (empty when none was). */
+function missingNote(points: ReadonlyArray<number | undefined>, treat: TreatMissingData): string {
+  const missing = points.filter((p) => p === undefined).length;
+  if (missing === 0) return '';
+  const as = treat === 'breaching' ? 'Breaching' : treat === 'notBreaching' ? 'NonBreaching' : 'missing';
+  return ` (${missing} missing datapoint${missing === 1 ? ' was' : 's were'} treated as [${as}])`;
 }
 
 /** Evaluates `alarm` at `now` over `samples`, from its `current` state. */

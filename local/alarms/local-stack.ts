@@ -15,7 +15,14 @@
  */
 import { GetQueueAttributesCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { MetricsSink } from '../../shared/composition/handlers.js';
-import type { LocalFunction, LocalTemplate } from '../iam/template.js';
+import type { ServiceConfig } from '../../shared/config.js';
+import { SETTINGS } from '../../shared/settings.js';
+import {
+  type LocalFunction,
+  type LocalTemplate,
+  localTemplate,
+  type TemplateProvider,
+} from '../iam/template.js';
 import { samplesOfEmf, tappedMetrics } from './emf.js';
 import type { MetricId } from './evaluate.js';
 import { type AlarmMonitor, type AlarmMonitorOptions, createAlarmMonitor } from './monitor.js';
@@ -220,4 +227,44 @@ async function localDeadLetterUrl(sqs: SQSClient, queueUrl: string): Promise<str
   const name = arn?.split(':').at(-1);
   if (!name) return undefined;
   return (await sqs.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl;
+}
+
+/** Which function each of the local stack's handlers is (the inline reconciler is the reconciler's work). */
+export const LOCAL_HANDLER_FUNCTIONS = {
+  api: 'api',
+  receipts: 'receipts',
+  forwarder: 'forwarder',
+  sender: 'sender',
+  reconciler: 'reconciler',
+  inlineReconciler: 'reconciler',
+  reconcileWorker: 'reconcileWorker',
+} as const satisfies Record<string, LocalFunction>;
+
+/** How the local stack evaluates alarms (`LocalStackOptions.alarms`). */
+export interface LocalAlarmOptions {
+  /** How often the alarms are evaluated. @default one minute, as CloudWatch evaluates */
+  readonly intervalMs?: number;
+  readonly timers?: AlarmMonitorOptions['timers'];
+}
+
+/**
+ * The alarms of the template synthesized for `config`'s provider, over the stack's queues (the
+ * settings the template wires into the functions' environment, with their local URLs).
+ */
+export async function localAlarmsFor(
+  config: ServiceConfig,
+  parts: { readonly sqs: SQSClient; readonly clock: AlarmMonitorOptions['clock'] } & LocalAlarmOptions,
+): Promise<LocalAlarms> {
+  return createLocalAlarms({
+    template: await localTemplate(config.provider as TemplateProvider),
+    queueUrls: {
+      [SETTINGS.dispatchQueueUrl.env]: config.dispatchQueueUrl,
+      [SETTINGS.reconcileQueueUrl.env]: config.reconcileQueueUrl,
+      [SETTINGS.reconcilePollQueueUrl.env]: config.reconcilePollQueueUrl,
+    },
+    invoked: [...new Set(Object.values(LOCAL_HANDLER_FUNCTIONS))],
+    sqs: parts.sqs,
+    clock: parts.clock,
+    ...(parts.timers ? { timers: parts.timers } : {}),
+  });
 }

@@ -180,3 +180,23 @@ export function formatChange(change: AlarmChange): string {
   const time = new Date(change.at).toISOString().slice(11, 19);
   return `alarm ${change.alarm}: ${change.from} -> ${change.to} at ${time}Z (${change.reason})`;
 }
+
+/**
+ * The start banner's lines: how many alarms are evaluated, then the others grouped by why not
+ * (said once, at start).
+ */
+export function formatBanner(monitor: Pick<AlarmMonitor, 'evaluated' | 'unevaluated'>): string[] {
+  const total = monitor.evaluated.length + monitor.unevaluated.length;
+  const byReason = new Map<string, string[]>();
+  for (const { alarm, reason } of monitor.unevaluated)
+    byReason.set(reason, [...(byReason.get(reason) ?? []), alarm]);
+  return [
+    `  Alarms              ${monitor.evaluated.length} of the template's ${total} evaluated locally (a line per change to or from ALARM)`,
+    ...[...byReason].map(([reason, alarms]) => `    not evaluated: ${alarms.join(', ')} (${reason})`),
+  ];
+}
+
+/** Whether a change is one `npm start` prints: into or out of ALARM (not the first INSUFFICIENT_DATA -> OK). */
+export function isAlarmTransition(change: AlarmChange): boolean {
+  return change.from === 'ALARM' || change.to === 'ALARM';
+}
