@@ -18,6 +18,8 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import {
+  CIRCUIT_LEVELS,
+  circuitMetric,
   SERVICE_METRIC_DIMENSIONS,
   SERVICE_METRICS,
   ZERO_SMS_CLASS_METRICS,
@@ -107,8 +109,9 @@ export class Observability extends Construct {
       ...this.providerAlarms(settings, m),
       ...this.reconcilerAlarms(settings, pipeline, m),
       ...(props.keptReceipts === undefined ? {} : this.keptReceiptsAlarms(props.keptReceipts)),
+      ...this.circuitAlarms(settings),
     };
-    this.dashboard = this.createDashboard(pipeline, api, m);
+    this.dashboard = this.createDashboard(pipeline, api, m, settings);
   }
 
   /**
@@ -433,6 +436,31 @@ export class Observability extends Construct {
     };
   }
 
+  /**
+   * One alarm per listed provider whose circuit a sender saw open in a minute
+   * (`ProviderCircuit_<provider>` >= open; docs/providers/failover.md#circuit): that provider is
+   * browned out or down and the senders send through the next one. It clears once a minute of
+   * views saw the circuit closed again; without sends there are no views and it stays OK.
+   */
+  private circuitAlarms(settings: ResolvedSettings): Record<string, Alarm> {
+    const alarms: Record<string, Alarm> = {};
+    for (const { kind } of settings.providers) {
+      alarms[`providerCircuitOpen${capitalized(kind)}`] = this.alarm(
+        `ProviderCircuitOpen${capitalized(kind)}`,
+        `the ${kind} circuit is open: its recent sends failed or timed out over the circuit's thresholds, and the senders send through the next listed provider (docs/providers/failover.md#circuit)`,
+        this.circuitLevel(kind),
+        CIRCUIT_LEVELS.open,
+        { comparison: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD },
+      );
+    }
+    return alarms;
+  }
+
+  /** A provider's circuit as the senders saw it: the worst level of each minute. */
+  private circuitLevel(kind: string): Metric {
+    return this.serviceMetric(circuitMetric(kind), 'Maximum').with({ period: Duration.minutes(1) });
+  }
+
   /** API 5xx and p99 latency (API Gateway's own metrics: what callers saw). */
   private apiAlarms(api: Api): Record<string, Alarm> {
     return {
@@ -534,6 +562,7 @@ export class Observability extends Construct {
     pipeline: Pipeline,
     api: Api,
     m: ReturnType<Observability['serviceMetrics']>,
+    settings: ResolvedSettings,
   ): Dashboard {
     const { sends, unknowns, unknownRate, oldestUnknownAge, iteratorAge } = m;
     const fn = {
@@ -576,6 +605,14 @@ export class Observability extends Construct {
         left: [sends, unknowns],
         right: [unknownRate],
         width,
+      }),
+    );
+    dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Provider circuits (0 closed, 1 half-open, 2 open)',
+        left: settings.providers.map(({ kind }) => this.circuitLevel(kind).with({ label: kind })),
+        leftYAxis: { min: 0, max: 2 },
+        width: 24,
       }),
     );
     dashboard.addWidgets(
