@@ -7,6 +7,7 @@
  * the provider refuses every send (HTTP 429) for longer than a token lives.
  */
 import { ZERO_SMS_ALARM } from '../../infra/constructs/observability.js';
+import { type AlarmMonitor, formatChange, isAlarmTransition } from '../../local/alarms/monitor.js';
 import type { EvidenceRecord } from '../../shared/domain/notification.js';
 import { finalOutcomeOfTrail, type ZeroSmsClass } from '../../shared/domain/zero-sms.js';
 import { DESTINATION_FAULTS } from '../../shared/providers/registry.js';
@@ -146,4 +147,37 @@ export function formatAlarmReport(
     );
   }
   return lines;
+}
+
+/**
+ * The template's alarms as the local stack evaluated them during the run (local/alarms/): which
+ * went to ALARM (and back), and how many could not be evaluated locally (docs/operations.md).
+ */
+export interface TemplateAlarmsReport {
+  /** Alarms that went to ALARM at least once, in the order they first did. */
+  readonly fired: readonly string[];
+  /** Every change into or out of ALARM, as `npm start` prints it. */
+  readonly changes: readonly string[];
+  readonly evaluated: number;
+  readonly unevaluated: readonly string[];
+}
+
+/** Evaluates the stack's alarms once more (a run shorter than a minute has seen no tick) and reports them. */
+export async function templateAlarmsReport(monitor: AlarmMonitor): Promise<TemplateAlarmsReport> {
+  await monitor.evaluateNow();
+  return {
+    fired: monitor.fired(),
+    changes: monitor.changes().filter(isAlarmTransition).map(formatChange),
+    evaluated: monitor.evaluated.length,
+    unevaluated: monitor.unevaluated.map((u) => u.alarm),
+  };
+}
+
+/** The report's lines: the alarms that fired, then each change. */
+export function formatTemplateAlarms(report: TemplateAlarmsReport | undefined): string[] {
+  if (report === undefined) return [];
+  return [
+    `alarms: template alarms fired during the run: ${report.fired.join(', ') || 'none'} (${report.evaluated} evaluated locally, ${report.unevaluated.length} not: ${report.unevaluated.join(', ') || '-'}; docs/operations.md#alarms-on-the-local-stack)`,
+    ...report.changes.map((line) => `  ${line}`),
+  ];
 }

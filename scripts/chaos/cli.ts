@@ -1,7 +1,7 @@
 /** Argument parsing and the summary printed by `npm run chaos`: pure, so both are unit-tested. */
 
 import { parseArgs } from 'node:util';
-import { formatAlarmReport } from './alarms.js';
+import { formatAlarmReport, formatTemplateAlarms } from './alarms.js';
 import type { ChaosProvider, ChaosRunResult } from './driver.js';
 import { EXCUSED_REASONS } from './lost-deliverable.js';
 
@@ -168,6 +168,7 @@ export function formatSummary(
     lines.push(`  provider calls: ${calls.join(' ')}; messages ${f.messages.length}`);
   }
   lines.push(...formatAlarmReport(s.zeroSmsPeriods ?? [], s.alarmDrill));
+  lines.push(...formatTemplateAlarms(s.templateAlarms));
   lines.push(`RESULT: ${result.passed ? 'PASS' : 'FAIL'}`);
   return lines;
 }

@@ -12,6 +12,7 @@ import {
 import { TableSchema } from '../../shared/adapters/dynamodb/schema.js';
 import type { EvidenceRecord, NotificationRecord } from '../../shared/domain/notification.js';
 import { FindBy, type ProviderCapabilities } from '../../shared/domain/provider.js';
+import { type TemplateAlarmsReport, templateAlarmsReport } from './alarms.js';
 import type { Driven } from './drive.js';
 import type { ChaosDataset, LedgerEntry, SendRequestEntry } from './invariants.js';
 import type { DeliverableInput } from './lost-deliverable.js';
@@ -36,6 +37,8 @@ export interface Collected {
   readonly collectMs: number;
   /** When the provider's ledger and the table were read. */
   readonly observedAt: number;
+  /** The template's alarms over the run (scripts/chaos/alarms.ts). */
+  readonly templateAlarms: TemplateAlarmsReport;
 }
 
 /** Whether a provider can find a message by the id it returned and by nothing else (SNS). */
@@ -107,6 +110,7 @@ export async function collectChaos(rig: Rig, driven: Driven, parts: RigParts): P
   ]);
   const observedAt = Date.now();
   const { commands, evidence, poisonPresent, poisonMarked } = splitItems(items);
+  const templateAlarms = await templateAlarmsReport(running.alarms);
   await running.stop();
   delete parts.stack;
   const logLines = rig.capture.stop();
@@ -149,5 +153,6 @@ export async function collectChaos(rig: Rig, driven: Driven, parts: RigParts): P
     poisonMarked,
     collectMs: Date.now() - collectStart,
     observedAt,
+    templateAlarms,
   };
 }

@@ -137,6 +137,7 @@ export function judgeChaos(rig: Rig, driven: Driven, settled: Settled, collected
     eventLoopDelayP99Ms: Math.round(rig.loopDelay.percentile(99) / 1e6),
     eventLoopDelayMaxMs: Math.round(rig.loopDelay.max / 1e6),
     ...truthCounts(dataset, collected.observedAt),
+    templateAlarms: collected.templateAlarms,
     ...(rig.options.alarmDrill ? { alarmDrill: { ...rig.options.alarmDrill, startedAt: rig.started } } : {}),
   };
   const failedKeys = new Set(invariants.flatMap((i) => i.keys));

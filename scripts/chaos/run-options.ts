@@ -5,7 +5,7 @@
 
 import type { EvidenceRecord, NotificationRecord } from '../../shared/domain/notification.js';
 import { type SettingsValues, settingsEnv } from '../../shared/settings.js';
-import type { AlarmDrill, ZeroSmsPeriod } from './alarms.js';
+import type { AlarmDrill, TemplateAlarmsReport, ZeroSmsPeriod } from './alarms.js';
 import type { CipherFaultCounts, CrashCounts, LostAnswerCounts, ThrottleCounts } from './injectors.js';
 import type { InvariantResult, LedgerEntry, SendRequestEntry } from './invariants.js';
 import type { UnknownOutcomeReport } from './provider-truth.js';
@@ -182,6 +182,8 @@ export interface ChaosStats {
   zeroSmsPeriods?: ZeroSmsPeriod[];
   /** The alarm drill, when one ran, and when the run started (its outage is relative to that). */
   alarmDrill?: AlarmDrill & { startedAt: number };
+  /** The template's alarms as the local stack evaluated them (fired ones, changes). */
+  templateAlarms?: TemplateAlarmsReport;
 }
 
 /** What the run left behind for one key an invariant failed on (no secrets: nothing here has any). */
