@@ -440,11 +440,12 @@ export class Observability extends Construct {
    * One alarm per listed provider whose circuit a sender saw open in a minute
    * (`ProviderCircuit_<provider>` >= open; docs/providers/failover.md#circuit): that provider is
    * browned out or down and the senders send through the next one. It clears once a minute of
-   * views saw the circuit closed again; without sends there are no views and it stays OK.
+   * views saw the circuit closed again; without sends there are no views and it stays OK. With one
+   * provider the senders keep no circuit (nothing to route to): no alarm.
    */
   private circuitAlarms(settings: ResolvedSettings): Record<string, Alarm> {
     const alarms: Record<string, Alarm> = {};
-    for (const { kind } of settings.providers) {
+    for (const { kind } of circuitProviders(settings)) {
       alarms[`providerCircuitOpen${capitalized(kind)}`] = this.alarm(
         `ProviderCircuitOpen${capitalized(kind)}`,
         `the ${kind} circuit is open: its recent sends failed or timed out over the circuit's thresholds, and the senders send through the next listed provider (docs/providers/failover.md#circuit)`,
@@ -607,14 +608,17 @@ export class Observability extends Construct {
         width,
       }),
     );
-    dashboard.addWidgets(
-      new GraphWidget({
-        title: 'Provider circuits (0 closed, 1 half-open, 2 open)',
-        left: settings.providers.map(({ kind }) => this.circuitLevel(kind).with({ label: kind })),
-        leftYAxis: { min: 0, max: 2 },
-        width: 24,
-      }),
-    );
+    const withCircuits = circuitProviders(settings);
+    if (withCircuits.length > 0) {
+      dashboard.addWidgets(
+        new GraphWidget({
+          title: 'Provider circuits (0 closed, 1 half-open, 2 open)',
+          left: withCircuits.map(({ kind }) => this.circuitLevel(kind).with({ label: kind })),
+          leftYAxis: { min: 0, max: 2 },
+          width: 24,
+        }),
+      );
+    }
     dashboard.addWidgets(
       new GraphWidget({
         title: 'Zero-SMS outcomes, valid destination, by class',
@@ -685,6 +689,11 @@ function queueWidget(title: string, queue: Pipeline['dispatchQueue'], width: num
     right: [queue.metricApproximateAgeOfOldestMessage()],
     width,
   });
+}
+
+/** The providers whose circuits the senders keep: every listed one when there are two or more. */
+function circuitProviders(settings: ResolvedSettings): ResolvedSettings['providers'] | [] {
+  return settings.providers.length > 1 ? settings.providers : [];
 }
 
 /** `eum` -> `Eum`: a provider kind in a construct id or an alarm's key. */

@@ -23,7 +23,7 @@ export interface ConsoleRouteOptions {
   readonly dynamodbEndpoint?: string;
   readonly region?: string;
   readonly clock?: Clock;
-  /** The providers whose circuits the circuits panel shows, in order. @default none */
+  /** The providers whose circuits the circuits panel shows, in order (two or more). @default none */
   readonly providers?: readonly string[];
   /** The circuit thresholds (the probe period decides when a circuit shows half-open). @default the settings' */
   readonly circuitSettings?: CircuitSettings;
@@ -41,7 +41,8 @@ export function consoleOptionsFromEnv(
     enabled: local.consoleEnabled,
     tableName: readSetting(env, SETTINGS.tableName),
     dynamodbEndpoint: `http://127.0.0.1:${local.ports.dynamodb}`,
-    providers: providersOf(env),
+    // One provider: the senders keep no circuit (nothing to fail over to), so none is shown.
+    providers: providersOf(env).length > 1 ? providersOf(env) : [],
     circuitSettings: circuitSettingsOf(env),
   };
 }

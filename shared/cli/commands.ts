@@ -46,14 +46,19 @@ export function registerStatusCommand(program: Command, { io, exitCode, withSess
               out: io.out,
               err: io.err,
               clock: io.clock,
-              // Observer: reads each provider's circuit, never takes a probe.
-              circuits: {
-                health: providerHealthFor(session.connection.config, {
-                  role: 'observer',
-                  client: session.dynamoClient,
-                }),
-                providers: session.connection.config.providers,
-              },
+              // Observer: reads each provider's circuit, never takes a probe. One provider: the
+              // senders keep no circuit (nothing to fail over to), so there is no line.
+              ...(session.connection.config.providers.length > 1
+                ? {
+                    circuits: {
+                      health: providerHealthFor(session.connection.config, {
+                        role: 'observer',
+                        client: session.dynamoClient,
+                      }),
+                      providers: session.connection.config.providers,
+                    },
+                  }
+                : {}),
             },
             {
               ...(key === undefined ? {} : { key }),

@@ -10,7 +10,7 @@ import {
   ZERO_SMS_ALARM,
 } from '../../infra/constructs/observability.js';
 import type { ResetNotifierProps } from '../../infra/settings.js';
-import { circuitMetric, ZERO_SMS_CLASS_METRICS } from '../../shared/handlers/service-metrics.js';
+import { ZERO_SMS_CLASS_METRICS } from '../../shared/handlers/service-metrics.js';
 import {
   DEPLOYED,
   functionByDescription,
@@ -138,7 +138,6 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         SERVICE_METRICS.receiptSignatureFailures,
         SERVICE_METRICS.finalOutcomes,
         SERVICE_METRICS.zeroSmsOutcomes,
-        circuitMetric('sns'),
       ]),
     );
     for (const metric of [...direct, ...inMath]) expect(metric.Dimensions).toEqual(EMF.Dimensions);
@@ -484,11 +483,9 @@ describe('observability: alarms, EMF metrics and the dashboard', () => {
         'receiptSignatureFailures',
         'smsSpend',
         'zeroSmsOutcomes',
-        // test/infra/circuit-alarms.test.ts
-        'providerCircuitOpenSns',
       ].sort(),
     );
-    expect(alarms).toHaveLength(26);
+    expect(alarms).toHaveLength(25);
   });
 
   it('has a dashboard that shows every alarm', () => {
