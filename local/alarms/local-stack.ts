@@ -37,6 +37,7 @@ export const NOT_OBSERVED: Readonly<Record<string, string>> = {
   'AWS/SQS ApproximateAgeOfOldestMessage': 'fauxqs does not report the age of the oldest message',
   'AWS/ApiGateway': 'no API Gateway locally: the local HTTP server is not its 5xx count or latency',
   'AWS/SMSVoice': 'End User Messaging spend is not simulated',
+  'AWS/SNS': 'SNS SMS spend is not simulated',
 };
 
 type Runs = (...args: never[]) => Promise<unknown>;
