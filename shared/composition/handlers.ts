@@ -32,6 +32,7 @@ import type { ItemErrorReport } from '../usecases/reconcile-key.js';
 import { countingFinalOutcomes, providerEventReporter } from './outcome-metrics.js';
 import { keepProviderMessageIds } from './outcome-write.js';
 import { providerFor, providersFor, receiptsSettleFor } from './provider.js';
+import { providerHealthFor } from './provider-health.js';
 import { queueFor } from './queue.js';
 import { keepReceiptsFor, twilioAuthTokenFor, WELL_KNOWN_TWILIO_AUTH_TOKENS } from './receipts.js';
 import { lookupBoundedProvider, pollQueueFor, reconcileQueueFor } from './reconcile.js';
@@ -75,7 +76,10 @@ export interface HandlerParts {
    * per listed kind, built from the settings, the first being `provider` (docs/providers/failover.md).
    */
   readonly providers?: readonly SmsProvider[];
-  /** The providers' circuits (one per provider, shared by every sender); default none: every circuit closed. */
+  /**
+   * The providers' circuits (one per provider, shared by every sender); default: with more than one
+   * provider, the table's (`providerHealthFor`, as a sender); with one, none (nothing to route).
+   */
   readonly health?: ProviderHealth;
   /** Where the metrics of {@link SERVICE_METRICS} go, published once per invocation; default none. */
   readonly metrics?: MetricsSink;
@@ -207,9 +211,14 @@ export async function composeSender(
     provider: await p.provider(),
     ...failoverPorts(await p.providers()),
   };
+  const health =
+    parts.health ??
+    (config.providers.length > 1
+      ? providerHealthFor(config, { role: 'sender', logger, metrics })
+      : undefined);
   const handler = createSenderHandler({
     ...(options.wrapPorts ? options.wrapPorts(ports) : ports),
-    ...(parts.health ? { health: parts.health } : {}),
+    ...(health ? { health } : {}),
     destinationFaults: DESTINATION_FAULTS,
     cipher: p.cipher(),
     clock: p.clock,
