@@ -118,7 +118,7 @@ export function statistic(stat: string, values: readonly number[]): number | und
 export type SampleSource = (metric: MetricId, from: number, to: number) => readonly number[];
 
 /** The alarm's datapoints at `now`, newest first (undefined: missing), `count` of them. */
-export function datapoints(
+function datapoints(
   query: AlarmQuery,
   samples: SampleSource,
   now: number,
@@ -149,7 +149,7 @@ export function periodOf(query: AlarmQuery): number {
 }
 
 /** Whether `value` is on the wrong side of the threshold. */
-export function breaches(comparison: ComparisonOperator, value: number, threshold: number): boolean {
+function breaches(comparison: ComparisonOperator, value: number, threshold: number): boolean {
   switch (comparison) {
     case 'GreaterThanThreshold':
       return value > threshold;

@@ -29,7 +29,7 @@ import { type AlarmMonitor, type AlarmMonitorOptions, createAlarmMonitor } from 
 import { referencedId, templateAlarms } from './template.js';
 
 /** Why a metric of the template is not observed locally, by namespace and metric name. */
-export const NOT_OBSERVED: Readonly<Record<string, string>> = {
+const NOT_OBSERVED: Readonly<Record<string, string>> = {
   'AWS/Lambda Throttles': 'the local runtime never throttles: its pollers wait for a free slot',
   'AWS/Lambda IteratorAge': 'the local stream poller does not measure iterator age',
   'AWS/Lambda DestinationDeliveryFailures':

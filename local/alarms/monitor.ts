@@ -26,13 +26,13 @@ export interface AlarmChange {
 }
 
 /** An alarm of the template that is not evaluated locally, and why. */
-export interface UnevaluatedAlarm {
+interface UnevaluatedAlarm {
   readonly alarm: string;
   readonly reason: string;
 }
 
 /** Says whether a metric is observed locally: undefined when it is, else why not. */
-export type Observability = (metric: MetricId) => string | undefined;
+type Observability = (metric: MetricId) => string | undefined;
 
 /** The timers the monitor runs on (tests pass their own: no wall-clock sleeps). */
 export interface MonitorTimers {
@@ -75,7 +75,7 @@ export interface AlarmMonitor {
 }
 
 /** CloudWatch evaluates metric alarms once a minute. */
-export const EVALUATION_INTERVAL_MS = 60_000;
+const EVALUATION_INTERVAL_MS = 60_000;
 
 export function createAlarmMonitor(options: AlarmMonitorOptions): AlarmMonitor {
   const { clock, observability } = options;

@@ -16,7 +16,7 @@ import type {
 } from './evaluate.js';
 
 /** A dimension value as an alarm names it: text, or a reference to a resource of the template. */
-export function dimensionValue(value: unknown): string {
+function dimensionValue(value: unknown): string {
   if (typeof value === 'string') return value;
   const v = value as { Ref?: unknown; 'Fn::GetAtt'?: unknown };
   if (typeof v?.Ref === 'string') return `Ref(${v.Ref})`;
