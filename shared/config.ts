@@ -181,7 +181,10 @@ export function loadConfig(env: Env = process.env): ServiceConfig {
       'providerStatusCallbackBase',
       read(
         SETTINGS.twilioStatusCallbackBase,
-        provider === 'simulator' ? `${providerBaseUrl.replace(/\/+$/, '')}/_callbacks/status` : undefined,
+        // Listed anywhere (`PROVIDERS=eum,simulator` too), unless real Twilio shares these settings.
+        providers.includes('simulator') && !providers.includes('twilio')
+          ? `${providerBaseUrl.replace(/\/+$/, '')}/_callbacks/status`
+          : undefined,
       ),
     ),
     providerLookupTimeoutMs: readNumber(env, SETTINGS.providerLookupTimeout, read(SETTINGS.providerTimeout)),

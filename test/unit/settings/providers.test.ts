@@ -57,3 +57,19 @@ describe('the ordered provider list (PROVIDERS, PROVIDER the one-element case)',
     ).toThrow(/reset-notifier:provider=sns contradicts reset-notifier:providers=eum,sns/);
   });
 });
+
+describe('the simulator listed second', () => {
+  it('still gets its own callback sink by default (its module refuses to start without one)', () => {
+    // Act
+    const config = loadConfig(envWith({ providers: 'eum,simulator' }));
+    // Assess
+    expect(config.providerStatusCallbackBase).toMatch(/\/_callbacks\/status$/);
+  });
+
+  it('not when real Twilio is listed too: its callback base must be set', () => {
+    // Act
+    const config = loadConfig(envWith({ providers: 'twilio,simulator' }));
+    // Assess
+    expect(config.providerStatusCallbackBase).toBeUndefined();
+  });
+});
