@@ -35,8 +35,9 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           exclude: SOAKS,
           globalSetup: ['test/support/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
+          // Hang guards, not budgets (docs/testing.md#hang-guards): a wait returns when its state holds.
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
           // Every file gets its own table and queue; two workers suit this 2-core machine.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },

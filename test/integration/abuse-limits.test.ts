@@ -59,10 +59,11 @@ describe('destination budgets (DESTINATION_LIMITS, default 3/15m,10/24h)', () =>
     const { api, clock } = await start({ DESTINATION_LIMITS: DEFAULT_DESTINATION_LIMITS });
     const bodies = Array.from({ length: 200 }, () => aRequestBody({}, clock.now()));
     // Act
-    const responses = await Promise.all(bodies.map((b) => api.post(b)));
+    const responses = await Promise.all(bodies.map((b) => api.postAnswered(b)));
     // Assess
     const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 202)).toHaveLength(3);
+    // Admitted: 202, or 200 when a 503 answered in time hid its own admission (postAnswered).
+    expect(statuses.filter((s) => s === 202 || s === 200)).toHaveLength(3);
     expect(statuses.filter((s) => s === 429)).toHaveLength(197);
     const refused = responses.find((r) => r.status === 429);
     // All three at one instant: the number frees up when they are 15 minutes old.

@@ -41,7 +41,7 @@ describe('PROVIDER=sns on the local stack', () => {
 
     // Act
     const view = await sns.admit();
-    const done = await sns.waitFor(view.idempotency_key, ['sent'], 30_000);
+    const done = await sns.waitFor(view.idempotency_key, ['sent']);
 
     // Assess
     const added = (await ledger(sns)).slice(before);
@@ -67,7 +67,7 @@ describe('PROVIDER=sns on the local stack', () => {
 describe('PROVIDER=eum on the local stack', () => {
   it('sends once with our reference in Context; its events move it on to delivered', async () => {
     const view = await eum.admit();
-    const done = await eum.waitFor(view.idempotency_key, ['delivered'], 30_000);
+    const done = await eum.waitFor(view.idempotency_key, ['delivered']);
     const ours = (await ledger(eum)).filter((m) => m.client_reference === `${view.idempotency_key}#1`);
     expect(ours).toHaveLength(1);
     expect(done.provider.message_id).toBe(ours[0]?.id);
@@ -76,7 +76,7 @@ describe('PROVIDER=eum on the local stack', () => {
   it('a permanent refusal (opted-out destination) fails without a message', async () => {
     await eum.fault({ mode: 'reject_permanent', count: 1 });
     const view = await eum.admit(aRequestBody());
-    const done = await eum.waitFor(view.idempotency_key, ['failed'], 20_000);
+    const done = await eum.waitFor(view.idempotency_key, ['failed']);
     expect(done.last_reason).toBe('provider_rejected_permanent');
     expect(
       (await ledger(eum)).filter((m) => m.client_reference?.startsWith(view.idempotency_key)),
@@ -86,7 +86,7 @@ describe('PROVIDER=eum on the local stack', () => {
   it('a timeout after acceptance is settled by the events (found, never resent)', async () => {
     await eum.fault({ mode: 'timeout_after_accept', count: 1 });
     const view = await eum.admit();
-    const done = await eum.waitFor(view.idempotency_key, ['delivered'], 30_000);
+    const done = await eum.waitFor(view.idempotency_key, ['delivered']);
     expect(done.attempts).toBe(1);
     expect(
       (await ledger(eum)).filter((m) => m.client_reference?.startsWith(view.idempotency_key)),

@@ -101,7 +101,7 @@ describe('the local stack with a receipts-only listener (RECEIPTS_PORT)', () => 
     for (const k of [key, `${key}-2`, `${key}-3`]) {
       expect((await pipe.post(aRequestBody(), { 'idempotency-key': k })).status).toBe(202);
     }
-    for (const k of [key, `${key}-2`, `${key}-3`]) await pipe.waitFor(k, ['delivered'], 20_000);
+    for (const k of [key, `${key}-2`, `${key}-3`]) await pipe.waitFor(k, ['delivered']);
 
     // Assess: receipts or a status poll may win each race; receipts win some, and the trail stays one.
     const trails = await Promise.all([key, `${key}-2`, `${key}-3`].map((k) => pipe.evidence(k)));
@@ -162,7 +162,7 @@ describe('the local stack behind a tunnel (the callback base is its public URL)'
     // Prepare: the simulator's own callbacks go to the unreachable public name, as with no tunnel.
     const key = uniqueName('tunnel');
     expect((await pipe.post(aRequestBody(), { 'idempotency-key': key })).status).toBe(202);
-    await pipe.waitFor(key, ['sent'], 20_000);
+    await pipe.waitFor(key, ['sent']);
     const callback = await aSignedCallback(key, 'delivered');
 
     // Act
@@ -181,7 +181,7 @@ describe('the local stack behind a tunnel (the callback base is its public URL)'
     // Prepare
     const key = uniqueName('tunnel-forged');
     await pipe.post(aRequestBody(), { 'idempotency-key': key });
-    await pipe.waitFor(key, ['sent'], 20_000);
+    await pipe.waitFor(key, ['sent']);
     const callback = await aSignedCallback(key, 'undelivered');
     const before = await pipe.evidence(key);
     const { 'x-twilio-signature': _dropped, ...unsigned } = callback.init.headers;
@@ -226,7 +226,7 @@ describe('the local confirmation route', () => {
     // Prepare
     const key = uniqueName('confirm-xsite');
     await pipe.post(aRequestBody(), { 'idempotency-key': key });
-    await pipe.waitFor(key, ['delivered'], 20_000);
+    await pipe.waitFor(key, ['delivered']);
 
     // Act
     const answer = await fetch(
@@ -247,7 +247,7 @@ describe('the local confirmation route', () => {
     // Prepare
     const key = uniqueName('confirm-same');
     await pipe.post(aRequestBody(), { 'idempotency-key': key });
-    await pipe.waitFor(key, ['delivered'], 20_000);
+    await pipe.waitFor(key, ['delivered']);
     const url = `${pipe.stack.apiUrl}/v1/notifications/${encodeURIComponent(key)}/confirmation`;
 
     // Act

@@ -37,7 +37,7 @@ describe('crashes and duplicate deliveries', () => {
       // Act
       const response = await pipe.post(body, { 'idempotency-key': key });
       expect(response.status).toBe(202);
-      await pipe.waitFor(key, ['delivered'], 30_000);
+      await pipe.waitFor(key, ['delivered']);
       // Assess
       const trail = await pipe.evidence(key);
       // The trail in the failure message says how a second message came about, if one ever does.
@@ -56,7 +56,7 @@ describe('crashes and duplicate deliveries', () => {
       crashPlan.set(key, step);
       // Each key its own code: after a crash the message is found by the code in its body.
       await pipe.post(aRequestBody({ params: { code: aFreshCode() } }), { 'idempotency-key': key });
-      await pipe.waitFor(key, ['delivered'], 30_000);
+      await pipe.waitFor(key, ['delivered']);
       expect(await pipe.messages(key)).toHaveLength(1);
     });
   }

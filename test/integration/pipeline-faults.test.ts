@@ -114,7 +114,7 @@ describe('dispatch under provider faults', () => {
     const { idempotency_key: key, expires_at } = await pipe.admit({
       expires_at: new Date(Date.now() + 9_000).toISOString(),
     });
-    const view = await pipe.waitFor(key, ['expired'], 30_000);
+    const view = await pipe.waitFor(key, ['expired']);
     // Assess
     expect(await pipe.messages(key)).toHaveLength(0);
     const deadline = Date.parse(expires_at) - 5_000;

@@ -151,7 +151,7 @@ describe('the local stack with receipts on the API port', () => {
 
     // Act
     expect((await pipe.post(aRequestBody(), { 'idempotency-key': key })).status).toBe(202);
-    await pipe.waitFor(key, ['delivered'], 20_000);
+    await pipe.waitFor(key, ['delivered']);
 
     // Assess: receipts (sent, delivered) or a status poll may win the race; a receipt settles it at least
     // sometimes, and the trail never records one fact twice.
@@ -167,7 +167,7 @@ describe('the local stack with receipts on the API port', () => {
 
     // Act
     for (const key of keys) await pipe.post(aRequestBody(), { 'idempotency-key': key });
-    for (const key of keys) await pipe.waitFor(key, ['delivered'], 20_000);
+    for (const key of keys) await pipe.waitFor(key, ['delivered']);
 
     // Assess
     const actors = (await Promise.all(keys.map((key) => pipe.evidence(key)))).flatMap((trail) =>
@@ -180,7 +180,7 @@ describe('the local stack with receipts on the API port', () => {
     // Prepare
     const key = uniqueName('forged');
     await pipe.post(aRequestBody(), { 'idempotency-key': key });
-    await pipe.waitFor(key, ['delivered'], 20_000);
+    await pipe.waitFor(key, ['delivered']);
     const before = await pipe.evidence(key);
     const query = `client_reference=${encodeURIComponent(`${key}#1`)}`;
     const url = `${pipe.stack.apiUrl}${TWILIO_RECEIPTS_PATH}?${query}`;
@@ -210,7 +210,7 @@ describe('the local stack with receipts on the API port', () => {
     // Prepare
     const key = uniqueName('confirm');
     await pipe.post(aRequestBody(), { 'idempotency-key': key });
-    await pipe.waitFor(key, ['delivered'], 20_000);
+    await pipe.waitFor(key, ['delivered']);
     const confirm = (k: string, body?: unknown) =>
       fetch(`${pipe.stack.apiUrl}/v1/notifications/${encodeURIComponent(k)}/confirmation`, {
         method: 'POST',
@@ -220,7 +220,7 @@ describe('the local stack with receipts on the API port', () => {
     await pipe.fault({ mode: 'reject_permanent', count: 1 });
     const rejected = uniqueName('never-sent');
     await pipe.post(aRequestBody(), { 'idempotency-key': rejected });
-    await pipe.waitFor(rejected, ['failed'], 20_000);
+    await pipe.waitFor(rejected, ['failed']);
 
     // Act
     const first = await confirm(key, { confirmed_at: new Date().toISOString() });

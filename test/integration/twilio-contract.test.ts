@@ -74,7 +74,7 @@ describe('PROVIDER=twilio against a Twilio-compatible endpoint', () => {
       params: { code: aFreshCode() },
       expires_at: new Date(Date.now() + 12_000).toISOString(),
     });
-    const view = await pipe.waitFor(key, ['expired'], 30_000);
+    const view = await pipe.waitFor(key, ['expired']);
 
     // Assess
     expect(view.last_reason).toBe('unknown_at_expiry');

@@ -62,6 +62,21 @@ export async function startApiHarness(
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
     },
+    /**
+     * POSTs until the answer is not a `503`, waiting its `Retry-After` each time, as the API contract
+     * tells a caller (docs/design.md#http-api): on a loaded machine a request can outlast the
+     * function's time and be answered 503 while its conditional write still lands, so the retry may
+     * find its own command (`200`).
+     */
+    async postAnswered(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+      for (;;) {
+        const response = await this.post(body, headers);
+        if (response.status !== 503) return response;
+        await response.body?.cancel();
+        const waitS = Number(response.headers.get('retry-after') ?? 1);
+        await new Promise((resolve) => setTimeout(resolve, waitS * 1_000));
+      }
+    },
     async stop() {
       await server.stop();
       client.destroy();

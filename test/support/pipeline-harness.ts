@@ -118,8 +118,11 @@ export async function startPipeline(options: Partial<LocalStackOptions> = {}) {
     async clearFaults() {
       await fetch(`${stack.simUrl}/_sim/faults`, { method: 'DELETE' });
     },
-    /** Polls the view until its state is one of `states` (or fails with the trail so far). */
-    async waitFor(key: string, states: readonly string[], timeoutMs = 20_000): Promise<View> {
+    /**
+     * Polls the view until its state is one of `states` (or fails with the trail so far). The
+     * timeout is a hang guard, not a budget (docs/testing.md#hang-guards).
+     */
+    async waitFor(key: string, states: readonly string[], timeoutMs = 100_000): Promise<View> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const view = await pipeline.view(key);
