@@ -1,24 +1,20 @@
 /**
  * Failover at the use-case level (issue 23, docs/providers/failover.md): the sender, the reconciler
  * and the receipts use case over the in-memory store with two in-process providers, each keeping a
- * ledger of the messages it accepted (what a real provider would have sent). The local-stack
- * variant over two simulators is test/integration/failover.test.ts.
+ * ledger of the messages it accepted (what a real provider would have sent). The same over
+ * DynamoDB Local, with the table's provider health: test/integration/failover.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { receiptsSettleFor } from '../../../shared/composition/provider.js';
 import type { CircuitState, HealthSample } from '../../../shared/domain/circuit.js';
 import type { NotificationRecord } from '../../../shared/domain/notification.js';
-import {
-  clientReference,
-  type ProviderCapabilities,
-  type SendOutcome,
-} from '../../../shared/domain/provider.js';
+import { clientReference } from '../../../shared/domain/provider.js';
 import type { ProviderHealth } from '../../../shared/ports/provider-health.js';
-import type { LookupRef, SendCommand, SmsProvider } from '../../../shared/ports/sms-provider.js';
-import { DESTINATION_FAULTS, providerModule } from '../../../shared/providers/registry.js';
+import { DESTINATION_FAULTS } from '../../../shared/providers/registry.js';
 import { dispatchNotification } from '../../../shared/usecases/dispatch-notification.js';
 import { ingestReceipt } from '../../../shared/usecases/ingest-receipt.js';
 import { reconcileKey } from '../../../shared/usecases/reconcile-key.js';
+import { type LedgerProvider, ledgerProvider } from '../../support/ledger-provider.js';
 import { ManualClock } from '../../support/manual-clock.js';
 import { MemoryNotificationStore } from '../../support/memory-store.js';
 import {
@@ -30,66 +26,6 @@ import {
   switchableCipher,
   T0,
 } from '../../support/reconcile-fixtures.js';
-
-/** How a fake provider answers a send. */
-type Mode =
-  /** Accepts (the message is in its ledger). */
-  | 'up'
-  /** Connection refused: nothing sent. */
-  | 'down'
-  /** Accepts, then the answer never comes back: in its ledger, the sender sees a timeout. */
-  | 'timeout_after_accept'
-  /** The request never arrived, but the sender cannot tell: a timeout, nothing in its ledger. */
-  | 'timeout_before_accept'
-  /** Refuses the number itself (Twilio 21211, invalid `To`). */
-  | 'refuse_destination';
-
-interface FakeProvider extends SmsProvider {
-  mode: Mode;
-  /** Every message it accepted: what it would have sent. */
-  readonly ledger: { readonly reference: string; readonly messageId: string }[];
-  readonly lookups: LookupRef[];
-  readonly calls: SendCommand[];
-}
-
-/** A provider kind's real capabilities over a ledger: lookups find its own messages, else `absent`. */
-function fakeProvider(kind: 'twilio' | 'eum', mode: Mode = 'up'): FakeProvider {
-  const capabilities: ProviderCapabilities = providerModule(kind).capabilities;
-  const provider: FakeProvider = {
-    name: kind,
-    capabilities,
-    mode,
-    ledger: [],
-    lookups: [],
-    calls: [],
-    async send(command): Promise<SendOutcome> {
-      provider.calls.push(command);
-      const messageId = `${kind}-${provider.ledger.length + 1}`;
-      switch (provider.mode) {
-        case 'up':
-          provider.ledger.push({ reference: command.clientReference, messageId });
-          return { kind: 'accepted', messageId };
-        case 'down':
-          return { kind: 'not_sent_retryable', detail: 'connection_refused' };
-        case 'timeout_after_accept':
-          provider.ledger.push({ reference: command.clientReference, messageId });
-          return { kind: 'unknown', detail: 'timeout', timedOut: true };
-        case 'timeout_before_accept':
-          return { kind: 'unknown', detail: 'timeout', timedOut: true };
-        case 'refuse_destination':
-          return { kind: 'not_sent_permanent', detail: '21211' };
-      }
-    },
-    async lookup(ref) {
-      provider.lookups.push(ref);
-      const found = provider.ledger.find((m) => m.reference.startsWith(`${ref.idempotencyKey}#`));
-      if (found === undefined) return { kind: 'absent' };
-      const attempt = Number(found.reference.split('#')[1]);
-      return { kind: 'found', messageId: found.messageId, status: 'sent', attempt };
-    },
-  };
-  return provider;
-}
 
 /** Circuits set by the test, and every sample the sender recorded. */
 function fakeHealth(states: Readonly<Record<string, CircuitState>> = {}) {
@@ -109,8 +45,8 @@ function fakeHealth(states: Readonly<Record<string, CircuitState>> = {}) {
 
 /** An accepted command whose primary is `primary`, and a sender and a reconciler with both providers. */
 async function twoProviders(options: {
-  primary: FakeProvider;
-  secondary: FakeProvider;
+  primary: LedgerProvider;
+  secondary: LedgerProvider;
   health?: ProviderHealth;
 }) {
   const store = new MemoryNotificationStore();
@@ -157,13 +93,13 @@ async function twoProviders(options: {
 }
 
 /** SMS across both ledgers for the command. */
-const smsAcross = (...providers: FakeProvider[]) => providers.reduce((n, p) => n + p.ledger.length, 0);
+const smsAcross = (...providers: LedgerProvider[]) => providers.reduce((n, p) => n + p.ledger.length, 0);
 
 describe('failover: a command whose primary is down goes through the secondary, one SMS in all', () => {
   it('connection refused at the primary: the next attempt goes to the secondary, recorded per attempt', async () => {
     // Prepare
-    const primary = fakeProvider('twilio', 'down');
-    const secondary = fakeProvider('eum');
+    const primary = ledgerProvider('twilio', 'down');
+    const secondary = ledgerProvider('eum');
     const run = await twoProviders({ primary, secondary });
 
     // Act
@@ -190,8 +126,8 @@ describe('failover: a command whose primary is down goes through the secondary, 
 
   it('an open circuit at the primary: the first attempt goes to the secondary, and its sample is recorded', async () => {
     // Prepare
-    const primary = fakeProvider('twilio');
-    const secondary = fakeProvider('eum');
+    const primary = ledgerProvider('twilio');
+    const secondary = ledgerProvider('eum');
     const health = fakeHealth({ twilio: 'open' });
     const run = await twoProviders({ primary, secondary, health: health.health });
 
@@ -209,8 +145,8 @@ describe('failover: a command whose primary is down goes through the secondary, 
     // Prepare
     const health = fakeHealth();
     const run = await twoProviders({
-      primary: fakeProvider('twilio'),
-      secondary: fakeProvider('eum'),
+      primary: ledgerProvider('twilio'),
+      secondary: ledgerProvider('eum'),
       health: health.health,
     });
 
@@ -224,8 +160,8 @@ describe('failover: a command whose primary is down goes through the secondary, 
 
   it('samples: a refusal before acceptance is an error, a timeout unknown', async () => {
     // Prepare
-    const primary = fakeProvider('twilio', 'down');
-    const secondary = fakeProvider('eum', 'timeout_after_accept');
+    const primary = ledgerProvider('twilio', 'down');
+    const secondary = ledgerProvider('eum', 'timeout_after_accept');
     const health = fakeHealth();
     const run = await twoProviders({ primary, secondary, health: health.health });
 
@@ -245,8 +181,8 @@ describe('failover: a command whose primary is down goes through the secondary, 
 describe('failover never sends a second SMS after an attempt that may have sent', () => {
   it('a timeout after the primary accepted: found at the primary, never sent through the secondary', async () => {
     // Prepare
-    const primary = fakeProvider('twilio', 'timeout_after_accept');
-    const secondary = fakeProvider('eum');
+    const primary = ledgerProvider('twilio', 'timeout_after_accept');
+    const secondary = ledgerProvider('eum');
     const run = await twoProviders({ primary, secondary });
 
     // Act
@@ -265,8 +201,8 @@ describe('failover never sends a second SMS after an attempt that may have sent'
 
   it('a timeout at a primary that cannot prove absence (End User Messaging): never fails over, ends unknown_at_expiry', async () => {
     // Prepare
-    const primary = fakeProvider('eum', 'timeout_before_accept');
-    const secondary = fakeProvider('twilio');
+    const primary = ledgerProvider('eum', 'timeout_before_accept');
+    const secondary = ledgerProvider('twilio');
     const run = await twoProviders({ primary, secondary });
 
     // Act
@@ -281,8 +217,8 @@ describe('failover never sends a second SMS after an attempt that may have sent'
 
   it('a timeout at a primary that proves absence (two reads, settle apart): the secondary sends the one SMS', async () => {
     // Prepare
-    const primary = fakeProvider('twilio', 'timeout_before_accept');
-    const secondary = fakeProvider('eum');
+    const primary = ledgerProvider('twilio', 'timeout_before_accept');
+    const secondary = ledgerProvider('eum');
     const run = await twoProviders({ primary, secondary });
 
     // Act
@@ -297,8 +233,8 @@ describe('failover never sends a second SMS after an attempt that may have sent'
 
   it('a refusal of the destination at the primary: failed, the secondary never called', async () => {
     // Prepare
-    const primary = fakeProvider('twilio', 'refuse_destination');
-    const secondary = fakeProvider('eum');
+    const primary = ledgerProvider('twilio', 'refuse_destination');
+    const secondary = ledgerProvider('eum');
     const run = await twoProviders({ primary, secondary });
 
     // Act
@@ -313,8 +249,8 @@ describe('failover never sends a second SMS after an attempt that may have sent'
 describe("an attempt's lookups and receipts are its own provider's", () => {
   it("the reconciler asks the current attempt's provider, with its capabilities", async () => {
     // Prepare: attempt 1 refused at the primary, attempt 2 timed out at the secondary
-    const primary = fakeProvider('twilio', 'down');
-    const secondary = fakeProvider('eum', 'timeout_after_accept');
+    const primary = ledgerProvider('twilio', 'down');
+    const secondary = ledgerProvider('eum', 'timeout_after_accept');
     const run = await twoProviders({ primary, secondary });
     await dispatchNotification(run.sender, run.key);
     run.clock.advance(60_000);
@@ -336,8 +272,8 @@ describe("an attempt's lookups and receipts are its own provider's", () => {
 
   it('a Twilio receipt never settles an End User Messaging attempt; an End User Messaging event does', async () => {
     // Prepare: attempt 2 at End User Messaging, its outcome unknown
-    const primary = fakeProvider('twilio', 'down');
-    const secondary = fakeProvider('eum', 'timeout_after_accept');
+    const primary = ledgerProvider('twilio', 'down');
+    const secondary = ledgerProvider('eum', 'timeout_after_accept');
     const run = await twoProviders({ primary, secondary });
     await dispatchNotification(run.sender, run.key);
     run.clock.advance(60_000);
@@ -375,8 +311,8 @@ describe("an attempt's lookups and receipts are its own provider's", () => {
 describe('one provider: behaviour unchanged', () => {
   it('no attempt providers are written without a provider list', async () => {
     // Prepare
-    const primary = fakeProvider('twilio');
-    const run = await twoProviders({ primary, secondary: fakeProvider('eum') });
+    const primary = ledgerProvider('twilio');
+    const run = await twoProviders({ primary, secondary: ledgerProvider('eum') });
     const { providers: _, ...single } = run.sender;
 
     // Act
