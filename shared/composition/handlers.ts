@@ -157,8 +157,9 @@ export async function composeApi(config: ServiceConfig, parts: HandlerParts = {}
       logger.info(REFUSAL_LOG_MESSAGE, { ...refusal });
       p.metrics.addMetric(SERVICE_METRICS.admissionRefusals, MetricUnit.Count, 1);
     },
-    // Confirmations are forwarded to the provider's feedback API.
+    // Confirmations are forwarded to the feedback API of the provider the message went through.
     feedback: provider,
+    ...(config.providers.length > 1 ? { feedbackOf: feedbackOf(await p.providers()) } : {}),
     onFeedbackFailure: (detail) => logger.warn('confirmation not forwarded', { ...detail }),
   });
   return publishingMetrics(p.metrics, handler);
@@ -236,6 +237,14 @@ export async function composeSender(
     },
   });
   return publishingMetrics(metrics, handler);
+}
+
+/** The feedback API of a listed provider by name (none for a provider without one, or not listed). */
+function feedbackOf(providers: readonly SmsProvider[]) {
+  return (name: string): Pick<SmsProvider, 'confirm'> | undefined => {
+    const provider = providers.find((p) => p.name === name);
+    return provider?.confirm ? provider : undefined;
+  };
 }
 
 /** With more than one provider, the sender's list (docs/providers/failover.md); one: nothing, as before. */

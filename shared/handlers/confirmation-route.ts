@@ -44,6 +44,8 @@ export interface ConfirmationRouteDeps {
   readonly clock: Clock;
   /** The provider's feedback API, when it has one. */
   readonly feedback?: Pick<SmsProvider, 'confirm'>;
+  /** With more than one provider: the feedback API of the provider a message went through. */
+  readonly feedbackOf?: (provider: string) => Pick<SmsProvider, 'confirm'> | undefined;
   /** Logs a forward that did not work (key and detail only). */
   readonly onFeedbackFailure?: (detail: { readonly idempotencyKey: string; readonly detail: string }) => void;
 }

@@ -16,6 +16,11 @@ export interface ConfirmDeps {
   readonly clock: Clock;
   /** The provider's feedback API, when it has one (the port's optional `confirm`). */
   readonly feedback?: Pick<SmsProvider, 'confirm'>;
+  /**
+   * With more than one provider (docs/providers/failover.md): the feedback API of the provider the
+   * confirmed message went through (undefined: it has none); used instead of `feedback`.
+   */
+  readonly feedbackOf?: (provider: string) => Pick<SmsProvider, 'confirm'> | undefined;
   /** Receives the outcome of a forward that did not work (ids and codes only, never PII). */
   readonly onFeedbackFailure?: (detail: { readonly idempotencyKey: string; readonly detail: string }) => void;
 }
@@ -45,7 +50,9 @@ export async function confirmDelivery(deps: ConfirmDeps, idempotencyKey: string)
     if (decision.kind === 'never_sent') return { kind: 'never_sent', view: toView(stored.record) };
     const written = await deps.store.transition(applyTransition(stored.record, decision.intent));
     if (written.kind === 'stale') continue; // another writer moved it: decide again on the new record
-    const feedback = await forward(deps, idempotencyKey, written.record.provider.messageId);
+    // The feedback API of the provider the message went through (with failover, maybe not the primary).
+    const target = deps.feedbackOf ? deps.feedbackOf(written.record.provider.name) : deps.feedback;
+    const feedback = await forward(deps, target, idempotencyKey, written.record.provider.messageId);
     return { kind: 'confirmed', view: toView(written.record), feedback };
   }
   // Contended three times (a sender and receipts racing): the caller's retry is safe and idempotent.
@@ -54,14 +61,15 @@ export async function confirmDelivery(deps: ConfirmDeps, idempotencyKey: string)
 
 async function forward(
   deps: ConfirmDeps,
+  target: Pick<SmsProvider, 'confirm'> | undefined,
   idempotencyKey: string,
   messageId: string | undefined,
 ): Promise<FeedbackOutcome['kind'] | 'skipped'> {
-  const confirm = deps.feedback?.confirm;
+  const confirm = target?.confirm;
   if (confirm === undefined || messageId === undefined) return 'skipped';
   let outcome: FeedbackOutcome;
   try {
-    outcome = await confirm.call(deps.feedback, messageId);
+    outcome = await confirm.call(target, messageId);
   } catch (error) {
     outcome = { kind: 'failed', detail: `adapter_threw:${(error as Error).name}` };
   }
