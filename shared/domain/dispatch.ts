@@ -237,6 +237,33 @@ export function recordSendOutcome(
 }
 
 /**
+ * A permanent refusal of the account by the attempt's provider, with another provider listed that
+ * may take the next attempt (`failsOverOnRefusal` in `./failover.ts`): nothing was sent, so the
+ * command goes back to `accepted`, due at once, with the provider's code in `reasonDetail`.
+ */
+export function refusedForFailover(
+  claimed: Pick<NotificationRecord, 'provider' | 'attempts' | 'attemptProviders'>,
+  outcome: Extract<SendOutcome, { kind: 'not_sent_permanent' }>,
+  now: EpochMs,
+): TransitionIntent {
+  const refused = {
+    attempt: claimed.attempts,
+    provider: claimed.provider.name,
+    refusedAccount: true,
+  } as const;
+  return {
+    to: S.accepted,
+    reason: R.providerRejectedPermanent,
+    reasonDetail: reasonDetailFrom(claimed.provider.name, outcome.detail),
+    actor: Actor.sender,
+    at: now,
+    // Remembered per attempt: a later failover never goes back to a provider that refused the account.
+    set: { nextAttemptAt: now, dueAt: now, attemptProviders: withAttemptProvider(claimed, refused) },
+    remove: ['leaseUntil', 'leaseOwner'],
+  };
+}
+
+/**
  * The claim was won but too little time is left to start a call that could end before the
  * deadline or inside the lease (the claim write itself was slow): nothing was sent, so the command
  * goes back to `accepted`, due at once. Near the deadline the next look expires it; otherwise it is

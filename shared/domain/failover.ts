@@ -136,11 +136,21 @@ export function providerOfAttempt(
   return record.attemptProviders?.find((a) => a.attempt === attempt)?.provider ?? record.provider.name;
 }
 
+/** How an attempt before the last ended: it did not send; its provider may have refused the account. */
+function earlierEnd(record: Pick<NotificationRecord, 'attemptProviders'>, attempt: number): AttemptEnd {
+  const entry = record.attemptProviders?.find((a) => a.attempt === attempt);
+  return entry?.refusedAccount === true ? AttemptEnd.refusedAccount : AttemptEnd.notSent;
+}
+
 /** How the record's last transition ended its current attempt (an `accepted` record only). */
 function lastEnd(record: Pick<NotificationRecord, 'lastReason' | 'reasonDetail'>): AttemptEnd {
   switch (record.lastReason) {
     case R.providerRejectedRetryable:
       return AttemptEnd.refused;
+    // Back to `accepted` after a permanent refusal only when it was about the account and another
+    // provider is listed ({@link failsOverOnRefusal}): the destination was never refused.
+    case R.providerRejectedPermanent:
+      return AttemptEnd.refusedAccount;
     case R.reconciledAbsent:
       return AttemptEnd.absent;
     case R.providerNotSent:
@@ -169,7 +179,7 @@ export function pastAttempts(record: NotificationRecord): readonly PastAttempt[]
         ? AttemptEnd.mayHaveSent
         : attempt === record.attempts
           ? lastEnd(record)
-          : AttemptEnd.notSent;
+          : earlierEnd(record, attempt);
     attempts.push({ attempt, provider: providerOfAttempt(record, attempt), end });
   }
   return attempts;
@@ -197,4 +207,33 @@ export function healthSampleOf(
         ? 'error'
         : 'ok';
   }
+}
+
+/**
+ * Whether a permanent refusal of the attempt just made moves the command to another provider
+ * instead of ending it `failed`: the refusal is about the account (suspended, geo permission, the
+ * provider's own fraud guard), not the destination, so nothing was sent and another listed
+ * provider that has not refused the account may take the next attempt. A refusal of the
+ * destination (invalid number, opted out) never fails over: no provider can reach it.
+ */
+export function failsOverOnRefusal(
+  providers: readonly string[],
+  record: NotificationRecord,
+  outcome: SendOutcome,
+  faults: readonly DestinationFaults[],
+): boolean {
+  if (outcome.kind !== 'not_sent_permanent' || providers.length < 2) return false;
+  const provider = providerOfAttempt(record, record.attempts);
+  if (destinationVerdict(reasonDetailFrom(provider, outcome.detail), faults) !== 'valid') return false;
+  // Earlier attempts ended without sending: the record was `accepted` to claim this one.
+  const attempts: PastAttempt[] = [];
+  for (let attempt = 1; attempt < record.attempts; attempt++) {
+    attempts.push({
+      attempt,
+      provider: providerOfAttempt(record, attempt),
+      end: earlierEnd(record, attempt),
+    });
+  }
+  attempts.push({ attempt: record.attempts, provider, end: AttemptEnd.refusedAccount });
+  return failoverCandidates(providers, attempts).kind === 'candidates';
 }

@@ -45,6 +45,8 @@ export interface AttemptMessage {
 export interface AttemptProvider {
   readonly attempt: number;
   readonly provider: string;
+  /** The provider refused the account permanently on this attempt: failover never goes back to it. */
+  readonly refusedAccount?: true;
 }
 
 /**

@@ -119,7 +119,8 @@ export const TRANSITIONS: readonly TransitionRule[] = [
   {
     from: S.dispatching,
     to: S.accepted,
-    reasons: [R.providerRejectedRetryable, R.callNotStarted],
+    // A permanent refusal of the account comes back here only to fail over (docs/providers/failover.md).
+    reasons: [R.providerRejectedRetryable, R.callNotStarted, R.providerRejectedPermanent],
     actors: [A.sender],
   },
   { from: S.dispatching, to: S.failed, reasons: [R.providerRejectedPermanent], actors: [A.sender] },

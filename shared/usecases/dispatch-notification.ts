@@ -5,11 +5,13 @@ import {
   type DispatchDecision,
   decideDispatch,
   recordSendOutcome,
+  refusedForFailover,
 } from '../domain/dispatch.js';
 import {
   type CircuitRead,
   chooseProvider,
   failoverCandidates,
+  failsOverOnRefusal,
   healthSampleOf,
   pastAttempts,
 } from '../domain/failover.js';
@@ -158,10 +160,7 @@ export async function dispatchNotification(
   });
 
   const answeredAt = checkedClock(deps).now;
-  const intent = withReceiptGrace(
-    { ...deps, provider },
-    recordSendOutcome(claimed, outcome, answeredAt, deps.policy),
-  );
+  const intent = withReceiptGrace({ ...deps, provider }, outcomeIntent(deps, claimed, outcome, answeredAt));
   // If the lease was taken over meanwhile, the reconciler finds this attempt by its client reference.
   const recorded = await write(deps, claimed, intent);
   await recordHealth(deps, claimed.provider.name, outcome, answeredAt);
@@ -266,6 +265,26 @@ async function recordHealth(
   } catch {
     // The port never throws on contention; any other fault only loses one sample.
   }
+}
+
+/**
+ * The transition that records the send's outcome; a permanent refusal of the account with another
+ * provider left fails over instead of ending the command (docs/providers/failover.md).
+ */
+function outcomeIntent(
+  deps: Pick<DispatchDeps, 'providers' | 'destinationFaults' | 'policy'>,
+  claimed: NotificationRecord,
+  outcome: SendOutcome,
+  now: number,
+): TransitionIntent {
+  const names = (deps.providers ?? []).map((p) => p.name);
+  if (
+    outcome.kind === 'not_sent_permanent' &&
+    failsOverOnRefusal(names, claimed, outcome, deps.destinationFaults ?? [])
+  ) {
+    return refusedForFailover(claimed, outcome, now);
+  }
+  return recordSendOutcome(claimed, outcome, now, deps.policy);
 }
 
 function lost(at: 'claim' | 'transition' | 'outcome'): DispatchReport {

@@ -20,7 +20,9 @@ export type LedgerMode =
   /** The request never arrived, but the sender cannot tell: a timeout, nothing in its ledger. */
   | 'timeout_before_accept'
   /** Refuses the number itself (Twilio 21211, invalid `To`). */
-  | 'refuse_destination';
+  | 'refuse_destination'
+  /** Refuses the account permanently (Twilio 30002, account suspended): nothing sent, not the number's fault. */
+  | 'refuse_account';
 
 export interface LedgerProvider extends SmsProvider {
   mode: LedgerMode;
@@ -55,6 +57,8 @@ export function ledgerProvider(kind: 'twilio' | 'eum', mode: LedgerMode = 'up'):
           return { kind: 'unknown', detail: 'timeout', timedOut: true };
         case 'refuse_destination':
           return { kind: 'not_sent_permanent', detail: '21211' };
+        case 'refuse_account':
+          return { kind: 'not_sent_permanent', detail: '30002' };
       }
     },
     async lookup(ref) {

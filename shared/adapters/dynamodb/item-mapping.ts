@@ -236,7 +236,11 @@ function optAttemptProviders(item: Item): { attemptProviders?: readonly AttemptP
   if (!Array.isArray(value)) throw new CorruptItemError('attribute attempt_providers is not a list');
   const providers = value.map((entry: unknown): AttemptProvider => {
     const m = (typeof entry === 'object' && entry !== null ? entry : {}) as Item;
-    return { attempt: num(m, 'attempt'), provider: str(m, 'provider') };
+    return {
+      attempt: num(m, 'attempt'),
+      provider: str(m, 'provider'),
+      ...(m.refusedAccount === true ? { refusedAccount: true } : {}),
+    };
   });
   return { attemptProviders: providers };
 }

@@ -12,7 +12,7 @@ describe('attempt_providers on the command item', () => {
       attempts: 2,
       provider: { name: 'eum', messageId: 'EUM-2' },
       attemptProviders: [
-        { attempt: 1, provider: 'twilio' },
+        { attempt: 1, provider: 'twilio', refusedAccount: true },
         { attempt: 2, provider: 'eum' },
       ],
     });

@@ -246,6 +246,46 @@ describe('failover never sends a second SMS after an attempt that may have sent'
   });
 });
 
+describe('a permanent refusal of the account fails over; one of the destination never does', () => {
+  it('an account the primary suspended: the secondary sends the one SMS, the primary code kept in the evidence', async () => {
+    // Prepare
+    const primary = ledgerProvider('twilio', 'refuse_account');
+    const secondary = ledgerProvider('eum');
+    const run = await twoProviders({ primary, secondary });
+
+    // Act
+    const settled = await run.runUntilSettled();
+
+    // Assess
+    expect(settled).toMatchObject({ state: 'sent', attempts: 2, provider: { name: 'eum' } });
+    expect(smsAcross(primary, secondary)).toBe(1);
+    const refusal = (await run.store.evidence(run.key)).find(
+      (e) => e.reason === 'provider_rejected_permanent',
+    );
+    expect(refusal).toMatchObject({
+      fromState: 'dispatching',
+      toState: 'accepted',
+      reasonDetail: 'twilio:30002',
+    });
+  });
+
+  it('both providers refuse the account: failed with the last provider code, never a third call', async () => {
+    // Prepare
+    const primary = ledgerProvider('twilio', 'refuse_account');
+    const secondary = ledgerProvider('eum', 'refuse_account');
+    const run = await twoProviders({ primary, secondary });
+
+    // Act
+    const settled = await run.runUntilSettled();
+
+    // Assess
+    expect(settled).toMatchObject({ state: 'failed', attempts: 2 });
+    expect(primary.calls).toHaveLength(1);
+    expect(secondary.calls).toHaveLength(1);
+    expect(smsAcross(primary, secondary)).toBe(0);
+  });
+});
+
 describe("an attempt's lookups and receipts are its own provider's", () => {
   it("the reconciler asks the current attempt's provider, with its capabilities", async () => {
     // Prepare: attempt 1 refused at the primary, attempt 2 timed out at the secondary
