@@ -20,7 +20,7 @@ import { TableSchema } from './schema.js';
 const MAX_SLOT_ATTEMPTS = 25;
 
 /** What the slot writes need: the document client and the table. */
-export interface SlotTable {
+interface SlotTable {
   readonly doc: DynamoDBDocumentClient;
   readonly table: string;
 }
