@@ -14,14 +14,21 @@ interface FaultEntry {
    * `request`: what happens to one send request (how and whether it is answered and recorded);
    * `message`: what happens to an accepted message afterwards. In the Twilio simulator each is
    * a lane (./faults.ts); a `request` fault means the provider may have taken the message.
+   * `outage`: the provider as a whole, for a while (`ms`, from when the plan is set; it then ends
+   * on its own: the recovery). Outages are never in the `request` lane, so the tools that rotate
+   * through every send fault (the chaos scenario) keep their seeded schedules.
    */
-  readonly lane: 'request' | 'message';
+  readonly lane: 'request' | 'message' | 'outage';
   /**
    * The AWS simulator's family: `send` faults apply to `Publish` / `SendTextMessage`, `receipt`
-   * faults to End User Messaging events, `other` are consumed where they act (./aws/faults.ts).
+   * faults to End User Messaging events, `other` are consumed where they act (./aws/faults.ts),
+   * `outage` as in the Twilio simulator.
    */
-  readonly aws: 'send' | 'receipt' | 'other';
-  /** Whether the plan takes a duration (`ms`; `delay_ms` in the AWS simulator). */
+  readonly aws: 'send' | 'receipt' | 'other' | 'outage';
+  /**
+   * Whether the plan takes a duration (`ms`; `delay_ms` in the AWS simulator): per message for a
+   * `message` mode, how long the plan lasts for an `outage` mode.
+   */
   readonly timed: boolean;
 }
 
@@ -54,6 +61,17 @@ const CATALOGUE = {
   fail_not_sent: { lane: 'message', aws: 'send', timed: false },
   /** The message waits that much longer in the provider's queue; its validity still counts from acceptance. */
   queue_delay: { lane: 'message', aws: 'other', timed: true },
+  /**
+   * The provider is down for `ms`: its listener is closed, so a client's connection is refused
+   * (ECONNREFUSED) before any byte of a request is written, which every adapter classifies as not
+   * sent. The control API is down with it; the plan ends on its own (./kernel.ts).
+   */
+  down: { lane: 'outage', aws: 'outage', timed: true },
+  /**
+   * For `ms`, a share (`probability`) of well-formed sends is accepted into the ledger and never
+   * answered: the sender cannot tell whether the provider took the message (an unknown).
+   */
+  brownout: { lane: 'outage', aws: 'outage', timed: true },
 } as const satisfies Record<string, FaultEntry>;
 
 type Catalogue = typeof CATALOGUE;

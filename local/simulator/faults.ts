@@ -5,7 +5,9 @@
  * `fail_not_sent`, `queue_delay`: what happens to an accepted message afterwards) has a lane of its own, so a
  * send fault and message faults can apply to the same send. Within a lane, plans are consumed in
  * order: the first plan that still has budget is the active one; an exhausted plan is dropped.
- * `count` counts affected sends (for `hang`, held requests).
+ * `count` counts affected sends (for `hang`, held requests). The outages (`down`, `brownout`)
+ * last `ms` from when they are set and then end on their own (../kernel.ts): `down` closes the
+ * listener; `brownout` is a lane of its own, tried before the send lane.
  */
 
 import { type ModesWhere, modesWhere } from './fault-catalogue.js';
@@ -26,10 +28,17 @@ export const SEND_FAULT_MODES = modesWhere('lane', 'request');
  */
 export const MESSAGE_FAULT_MODES = modesWhere('lane', 'message');
 
+/**
+ * The provider as a whole, for `ms` (the catalogue's `outage` lane): `down` refuses connections,
+ * `brownout` accepts a share (`probability`) of well-formed sends and never answers them.
+ */
+export const OUTAGE_FAULT_MODES = modesWhere('lane', 'outage');
+
 /** Every fault the simulator can inject. */
-export const ALL_FAULT_MODES: readonly (SendFaultMode | MessageFaultMode)[] = [
+export const ALL_FAULT_MODES: readonly FaultMode[] = [
   ...SEND_FAULT_MODES,
   ...MESSAGE_FAULT_MODES,
+  ...OUTAGE_FAULT_MODES,
 ];
 
 /**
@@ -40,7 +49,8 @@ export const FAULT_MODES = SEND_FAULT_MODES;
 
 export type SendFaultMode = ModesWhere<'lane', 'request'>;
 export type MessageFaultMode = ModesWhere<'lane', 'message'>;
-export type FaultMode = SendFaultMode | MessageFaultMode;
+export type OutageFaultMode = ModesWhere<'lane', 'outage'>;
+export type FaultMode = SendFaultMode | MessageFaultMode | OutageFaultMode;
 
 /** One active plan. `remaining` null = until cleared. */
 export interface FaultPlan {
@@ -49,7 +59,7 @@ export interface FaultPlan {
   readonly probability: number;
   /** Only for `rate_limited`: the Retry-After header value, in seconds. */
   readonly retryAfterSeconds: number;
-  /** Only for `list_lag`, `receipt_delay` and `queue_delay`: the duration, in ms. */
+  /** Only for `list_lag`, `receipt_delay`, `queue_delay` (per message) and the outages (how long they last): in ms. */
   readonly ms: number;
   /** Only for `fail_not_sent`: the Twilio error code the message fails with. */
   readonly errorCode: number;
@@ -112,6 +122,9 @@ function parseOne(input: unknown, index: number): FaultPlan | string {
   if (MODES_WITH_MS.includes(raw.mode) && !(Number.isInteger(ms) && (ms as number) > 0)) {
     return `plan ${index}: ${raw.mode} needs ms, a positive integer`;
   }
+  if (raw.mode === 'down' && ((count ?? null) !== null || (probability ?? 1) !== 1)) {
+    return `plan ${index}: down takes ms only (every connection is refused while it lasts)`;
+  }
   const errorCode = raw.error_code;
   if (errorCode !== undefined && !(typeof errorCode === 'number' && NOT_SENT_CODES.includes(errorCode))) {
     return `plan ${index}: error_code must be one of ${NOT_SENT_CODES.join(', ')}`;
@@ -157,6 +170,11 @@ export class FaultSchedule {
     this.plans = [];
   }
 
+  /** Removes `plan` (an outage that ended); a no-op when it is gone. */
+  drop(plan: FaultPlan): void {
+    this.plans = this.plans.filter((p) => p !== plan);
+  }
+
   view(): FaultPlanView[] {
     return this.plans.map((p) => ({
       mode: p.mode,
@@ -188,6 +206,12 @@ export class FaultSchedule {
     const head = this.head((p) => isSendMode(p.mode));
     if (head === undefined || head.mode === 'hang') return null;
     return this.fire(head);
+  }
+
+  /** The active `brownout`, when it fires for this well-formed send (consuming one from its count); null = none. */
+  takeBrownout(): FaultPlan | null {
+    const head = this.head((p) => p.mode === 'brownout');
+    return head === undefined ? null : this.fire(head);
   }
 
   /** The message faults for one accepted message: each lane's active plan, if it fires. */

@@ -6,9 +6,10 @@
  * (docs/design.md#local-stack). Nothing here decides what a provider answers.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { realClock, type SimulatorClock } from './clock.js';
+import { type CatalogueMode, modesWhere } from './fault-catalogue.js';
 import type { LedgerFile } from './ledger-file.js';
 
 /** A keyed destination fingerprint, per simulator run: correlates within a run, cannot be reversed by hashing every number. */
@@ -42,6 +43,18 @@ export interface SimulatorKernel {
   later(ms: number, run: () => void): void;
   /** Cancels every pending timer. */
   cancelTimers(): void;
+  /**
+   * The `down` fault: closes the listener for `ms` on the clock, so a new connection is refused
+   * (ECONNREFUSED: nothing of a request is ever written, as in a real outage); idle keep-alive
+   * connections are closed, answers in progress close their connection, and a request that still
+   * arrives on an old connection has its socket destroyed unread. Then listens again on the same
+   * port and calls `onUp`. Held requests stay held. A no-op while already down or not listening.
+   */
+  down(ms: number, onUp: () => void): void;
+  /** Whether the listener is closed by {@link SimulatorKernel.down}. */
+  isDown(): boolean;
+  /** Resolves once the listener accepts connections (at once when it does). */
+  whenUp(): Promise<void>;
   /** Never answers `res`: the socket stays open until the client gives up or stop() destroys it. */
   hold(res: ServerResponse, what: string): void;
   heldCount(): number;
@@ -66,12 +79,65 @@ export function createKernel(
 ): SimulatorKernel {
   const timers = new Set<() => void>();
   const held = new Set<ServerResponse>();
+  /** Answers not finished yet, held ones included: `down` closes their connections. */
+  const inFlight = new Set<ServerResponse>();
   const stopping = new AbortController();
-  let server: ReturnType<typeof createServer> | undefined;
+  let server: Server | undefined;
+  /** Listeners closed by `down`, kept for their connections (held requests) until stop. */
+  const retired: Server[] = [];
+  let listenOn: { readonly port: number; readonly host: string } | undefined;
+  let onRequest: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  let outage: { readonly cancel: () => void; readonly up: Promise<void> } | undefined;
   let stopped: Promise<void> | undefined;
   const cancelTimers = () => {
     for (const cancel of timers) cancel();
     timers.clear();
+  };
+  const bind = (listener: Server, port: number, host: string) =>
+    new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(port, host, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+  const newListener = () => {
+    const request = onRequest;
+    if (request === undefined) throw new Error('listen() first');
+    return createServer((req, res) => {
+      // A request on a connection opened before `down`: dropped unread, as a dead host drops it.
+      if (outage !== undefined) {
+        req.socket.destroy();
+        return;
+      }
+      inFlight.add(res);
+      res.on('close', () => inFlight.delete(res));
+      request(req, res);
+    });
+  };
+  /** Listens again on the same port after an outage; retries while the port is taken. */
+  const relisten = (resolveUp: () => void, onUp: () => void) => {
+    if (stopping.signal.aborted || listenOn === undefined) return;
+    const { port, host } = listenOn;
+    const listener = newListener();
+    bind(listener, port, host).then(
+      () => {
+        if (stopping.signal.aborted) {
+          listener.close();
+          return;
+        }
+        server = listener;
+        outage = undefined;
+        log('up again');
+        onUp();
+        resolveUp();
+      },
+      () => {
+        log('could not listen again; retrying');
+        const cancel = clock.setTimer(() => relisten(resolveUp, onUp), 1_000);
+        if (outage !== undefined) outage = { cancel, up: outage.up };
+      },
+    );
   };
   return {
     clock,
@@ -96,28 +162,49 @@ export function createKernel(
     },
     heldCount: () => held.size,
     async listen(handle, onError, port, host) {
-      const listener = createServer((req, res) => {
+      onRequest = (req, res) => {
         handle(req, res).catch(() => {
           log('request failed');
           onError(res);
         });
-      });
+      };
+      const listener = newListener();
       server = listener;
-      await new Promise<void>((resolve, reject) => {
-        listener.once('error', reject);
-        listener.listen(port, host, () => {
-          listener.off('error', reject);
-          resolve();
-        });
-      });
+      await bind(listener, port, host);
       const bound = (listener.address() as AddressInfo).port;
+      listenOn = { port: bound, host };
       const url = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
       log(`listening on ${url}`);
       return { url, port: bound };
     },
+    down(ms, onUp) {
+      const listener = server;
+      if (listener === undefined || outage !== undefined || stopping.signal.aborted) return;
+      server = undefined;
+      retired.push(listener);
+      listener.close();
+      listener.closeIdleConnections();
+      for (const res of inFlight) {
+        if (!res.headersSent) res.setHeader('connection', 'close');
+        else if (!held.has(res)) {
+          const socket = res.socket;
+          res.once('finish', () => socket?.end());
+        }
+      }
+      let resolveUp = () => {};
+      const up = new Promise<void>((resolve) => {
+        resolveUp = resolve;
+      });
+      const cancel = clock.setTimer(() => relisten(resolveUp, onUp), Math.max(0, ms));
+      outage = { cancel, up };
+      log(`down for ${ms} ms`);
+    },
+    isDown: () => outage !== undefined,
+    whenUp: () => outage?.up ?? Promise.resolve(),
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         cancelTimers();
+        outage?.cancel();
         stopping.abort();
         if (server === undefined) resolve();
         else server.close(() => resolve());
@@ -125,6 +212,8 @@ export function createKernel(
         held.clear();
         // Idle keep-alive sockets and held requests alike: close() alone would wait for them.
         server?.closeAllConnections();
+        // Closed by `down` already: only their connections are left.
+        for (const old of retired) old.closeAllConnections();
         log('stopped');
       });
       return stopped;
@@ -176,16 +265,27 @@ export class MessageLedger<M> {
 
 /** What the control API needs of a simulator's fault plans. */
 interface PlanLike {
-  readonly mode: string;
+  readonly mode: CatalogueMode;
   readonly remaining: number | null;
   readonly probability: number;
 }
+
+/** The fault catalogue's outages (`down`, `brownout`): plans that end on their own (./fault-catalogue.ts). */
+export const OUTAGE_MODES: readonly CatalogueMode[] = modesWhere('lane', 'outage');
 
 /** The provider-neutral control API (`/_sim/...`) of one simulator. */
 export interface ControlApi<P extends PlanLike> {
   /** Answers with a JSON body (each simulator keeps its own content type and headers). */
   readonly reply: (res: ServerResponse, status: number, body: unknown) => void;
-  readonly faults: { view(): unknown[]; set(plans: P[]): void; clear(): void };
+  readonly faults: {
+    view(): unknown[];
+    set(plans: P[]): void;
+    clear(): void;
+    /** Removes one plan (an outage that ended); a no-op when it is gone already. */
+    drop(plan: P): void;
+  };
+  /** How long an outage plan lasts, in ms from when it is set (its `ms`). */
+  readonly lasts: (plan: P) => number;
   readonly parsePlans: (
     input: unknown,
   ) => { readonly ok: true; readonly plans: P[] } | { readonly ok: false; readonly message: string };
@@ -216,7 +316,9 @@ export const isControlPath = (pathname: string) => pathname === '/_sim' || pathn
 
 /**
  * The control API's handler: health, requests, fault plans (GET, POST replacing them, DELETE)
- * and reset, plus the simulator's own routes.
+ * and reset, plus the simulator's own routes. An outage plan ends on its own after its `ms`; a
+ * `down` plan closes the listener once its answer is written, control API included (nothing can
+ * reach the simulator until it is up again: `SimulatorKernel.down`).
  */
 export function controlHandler<P extends PlanLike>(kernel: SimulatorKernel, api: ControlApi<P>) {
   const { reply, faults } = api;
@@ -230,6 +332,17 @@ export function controlHandler<P extends PlanLike>(kernel: SimulatorKernel, api:
     kernel.log(
       `faults set: ${parsed.plans.map((p) => `${p.mode}x${p.remaining ?? 'inf'}@${p.probability}`).join(', ')}`,
     );
+    const down = parsed.plans.find((p) => p.mode === 'down');
+    for (const plan of parsed.plans) {
+      if (plan === down || !OUTAGE_MODES.includes(plan.mode)) continue;
+      kernel.later(api.lasts(plan), () => {
+        faults.drop(plan);
+        kernel.log(`${plan.mode} ended`);
+      });
+    }
+    // Closed before the answer is written: idle connections are gone by the time the client reads
+    // it, and this one closes with it (an answer in flight when the listener closes).
+    if (down !== undefined) kernel.down(api.lasts(down), () => faults.drop(down));
     return reply(res, 200, { faults: faults.view() });
   };
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {

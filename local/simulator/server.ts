@@ -146,6 +146,8 @@ export interface RunningSimulator {
   stop(): Promise<void>;
   /** Mounts one more handler before the Twilio routes (after those given in the options). */
   use(handler: SimulatorHandler): void;
+  /** Resolves once the simulator accepts connections: at once, unless a `down` fault is on. */
+  whenUp(): Promise<void>;
 }
 
 export const DEFAULT_STATUS_DELAYS: StatusDelays = { sent: 200, delivered: 1000 };
@@ -184,6 +186,7 @@ function twilioControl(
   return controlHandler(sim.kernel, {
     reply,
     faults: sim.faults,
+    lasts: (plan) => plan.ms,
     parsePlans: parseFaultPlans,
     messageCount: () => sim.ledger.all.length,
     requests: sim.requests,
@@ -218,7 +221,10 @@ function twilioControl(
  * - `GET /_sim/requests` -> `{requests: [{received_at, client_reference, fault, outcome, message_id, http_status}]}`
  *   (every send request, in arrival order);
  * - `GET /_sim/callbacks`; `GET|POST|DELETE /_sim/faults` (POST takes `{mode, count?, probability?,
- *   retry_after_seconds?, ms?, error_code?}` or an array of them, replacing the current plans);
+ *   retry_after_seconds?, ms?, error_code?}` or an array of them, replacing the current plans;
+ *   `{mode: 'down', ms}` refuses every connection, this API's included, for `ms`, and
+ *   `{mode: 'brownout', probability?, ms}` accepts that share of sends and never answers them,
+ *   for `ms`: both end on their own);
  *   `POST /_sim/reset` (clears ledger, requests, callbacks, faults and pending callbacks; held
  *   requests stay held).
  */
@@ -268,6 +274,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     use(handler) {
       handlers.push(handler);
     },
+    whenUp: () => kernel.whenUp(),
     stop: () => kernel.stop(),
   };
 }

@@ -235,7 +235,8 @@ async function handleSend(sim: TwilioState, req: IncomingMessage, res: ServerRes
   const invalid = validateSend(form, sim.kernel.clock.now());
   if (invalid !== null) return answer(400, invalid);
 
-  const fault = sim.faults.takeForSend();
+  // A brownout fires first: the send lane's plans wait for the sends it spares.
+  const fault = sim.faults.takeBrownout() ?? sim.faults.takeForSend();
   record.fault = fault?.mode ?? null;
   switch (fault?.mode) {
     case 'timeout_before_accept':
@@ -255,8 +256,8 @@ async function handleSend(sim: TwilioState, req: IncomingMessage, res: ServerRes
   sim.kernel.log(
     `send accepted sid=${message.sid} client_reference=${ref}${fault ? ` fault=${fault.mode}` : ''}`,
   );
-  if (fault?.mode === 'timeout_after_accept')
-    return sim.kernel.hold(res, `send sid=${message.sid} (timeout_after_accept)`);
+  if (fault?.mode === 'timeout_after_accept' || fault?.mode === 'brownout')
+    return sim.kernel.hold(res, `send sid=${message.sid} (${fault.mode})`);
   if (fault?.mode === 'error_5xx_after_accept') {
     record.http_status = 500;
     return twilioError(res, 500, [20500, 'Internal Server Error']);

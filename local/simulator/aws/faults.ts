@@ -4,7 +4,9 @@
  * `SendTextMessage` (End User Messaging) requests; receipt modes to End User Messaging events;
  * `list_lag` to SNS delivery-status log lines (how long a line stays invisible to FilterLogEvents).
  * Each family has its own queue: the first plan of a family with budget left is that family's
- * active plan; an exhausted plan is dropped.
+ * active plan; an exhausted plan is dropped. The outages (`down`, `brownout`) last `delay_ms`
+ * (or `ms`) from when they are set and end on their own (../kernel.ts): `down` closes the
+ * listener; `brownout` is tried before the send family, for `Publish` and `SendTextMessage`.
  */
 
 import { type CatalogueMode, type ModesWhere, modesWhere } from '../fault-catalogue.js';
@@ -18,10 +20,13 @@ export const RECEIPT_FAULT_MODES = modesWhere('aws', 'receipt');
  * is queued); its TTL still counts from acceptance.
  */
 export const OTHER_FAULT_MODES = modesWhere('aws', 'other');
+/** The provider as a whole, for a while (../fault-catalogue.ts). */
+export const OUTAGE_FAULT_MODES = modesWhere('aws', 'outage');
 export const AWS_FAULT_MODES: readonly AwsFaultMode[] = [
   ...SEND_FAULT_MODES,
   ...RECEIPT_FAULT_MODES,
   ...OTHER_FAULT_MODES,
+  ...OUTAGE_FAULT_MODES,
 ];
 
 export type AwsFaultMode = CatalogueMode;
@@ -35,7 +40,7 @@ export interface AwsFaultPlan {
   remaining: number | null;
   readonly probability: number;
   readonly retryAfterSeconds: number;
-  /** `receipt_delay`, `list_lag` and `queue_delay`: milliseconds. */
+  /** `receipt_delay`, `list_lag` and `queue_delay`: milliseconds; the outages: how long they last. */
   readonly delayMs: number;
 }
 
@@ -69,6 +74,13 @@ function parseOne(input: unknown, index: number): AwsFaultPlan | string {
   const delay = raw.delay_ms ?? raw.ms;
   if (delay !== undefined && !(Number.isInteger(delay) && (delay as number) >= 0)) {
     return `plan ${index}: delay_ms must be a non-negative integer`;
+  }
+  // An outage without an end would leave the simulator unreachable (down) or unknowable: no default.
+  if ((OUTAGE_FAULT_MODES as readonly string[]).includes(raw.mode) && !((delay as number) > 0)) {
+    return `plan ${index}: ${raw.mode} needs delay_ms (or ms), a positive integer`;
+  }
+  if (raw.mode === 'down' && ((count ?? null) !== null || (probability ?? 1) !== 1)) {
+    return `plan ${index}: down takes delay_ms only (every connection is refused while it lasts)`;
   }
   return {
     mode: raw.mode,
@@ -106,6 +118,11 @@ export class AwsFaultSchedule {
     this.plans = [];
   }
 
+  /** Removes `plan` (an outage that ended); a no-op when it is gone. */
+  drop(plan: AwsFaultPlan): void {
+    this.plans = this.plans.filter((p) => p !== plan);
+  }
+
   view(): Record<string, unknown>[] {
     return this.plans.map((p) => ({
       mode: p.mode,
@@ -132,6 +149,11 @@ export class AwsFaultSchedule {
     return this.take((RECEIPT_FAULT_MODES as readonly string[]).includes.bind(RECEIPT_FAULT_MODES)) as
       | (AwsFaultPlan & { readonly mode: ReceiptMode })
       | null;
+  }
+
+  /** The active `brownout`, when it fires for this well-formed send; null = none. */
+  takeBrownout(): AwsFaultPlan | null {
+    return this.take((mode) => mode === 'brownout');
   }
 
   /** How much longer a new message waits before hand-off, in ms (0 = none). */

@@ -51,6 +51,7 @@ function applySendFault(
       answer('permanent');
       return 'handled';
     case 'timeout_after_accept':
+    case 'brownout':
       return 'accept_then_hold';
     case 'error_5xx_after_accept':
       return 'accept_then_500';
@@ -102,7 +103,8 @@ export async function handleSns(sim: AwsState, req: IncomingMessage, res: Server
       'Invalid parameter: PhoneNumber Reason: not an E.164 number',
     );
   }
-  const plan = sim.faults.takeForSend();
+  // A brownout fires first: the send family's plans wait for the sends it spares.
+  const plan = sim.faults.takeBrownout() ?? sim.faults.takeForSend();
   record.fault = plan?.mode ?? null;
   const next = applySendFault(sim, plan, res, record, (kind) => {
     if (kind === 'throttled') {
@@ -121,8 +123,7 @@ export async function handleSns(sim: AwsState, req: IncomingMessage, res: Server
   record.outcome = 'recorded';
   record.message_id = message.id;
   sim.kernel.log(`publish accepted id=${message.id}${plan ? ` (${plan.mode})` : ''}`);
-  if (next === 'accept_then_hold')
-    return sim.kernel.hold(res, `publish id=${message.id} (timeout_after_accept)`);
+  if (next === 'accept_then_hold') return sim.kernel.hold(res, `publish id=${message.id} (${plan?.mode})`);
   if (next === 'accept_then_500') {
     record.http_status = 500;
     return snsError(res, 500, 'InternalError', 'Internal Error');
@@ -218,7 +219,8 @@ function sendText(sim: AwsState, req: IncomingMessage, res: ServerResponse, inpu
   };
   const refusal = refusalOf(sim, req, input);
   if (refusal !== null) return fail(...refusal);
-  const plan = sim.faults.takeForSend();
+  // A brownout fires first: the send family's plans wait for the sends it spares.
+  const plan = sim.faults.takeBrownout() ?? sim.faults.takeForSend();
   record.fault = plan?.mode ?? null;
   const next = applySendFault(sim, plan, res, record, (kind) => {
     if (kind === 'throttled') fail(400, 'ThrottlingException', 'Rate exceeded');
@@ -244,8 +246,7 @@ function sendText(sim: AwsState, req: IncomingMessage, res: ServerResponse, inpu
   sim.kernel.log(
     `send accepted id=${message.id} client_reference=${reference ?? '-'}${plan ? ` (${plan.mode})` : ''}`,
   );
-  if (next === 'accept_then_hold')
-    return sim.kernel.hold(res, `send id=${message.id} (timeout_after_accept)`);
+  if (next === 'accept_then_hold') return sim.kernel.hold(res, `send id=${message.id} (${plan?.mode})`);
   if (next === 'accept_then_500') return fail(500, 'InternalServerException', 'Internal Error');
   record.http_status = 200;
   sendJson(res, 200, { MessageId: message.id }, 'application/x-amz-json-1.0');

@@ -128,6 +128,8 @@ export interface RunningAwsSimulator {
   readonly logGroups: { readonly success: string; readonly failure: string };
   /** Points event publication at the receipts path once it is known. */
   setEventsUrl(url: string | undefined): void;
+  /** Resolves once the simulator accepts connections: at once, unless a `down` fault is on. */
+  whenUp(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -213,6 +215,7 @@ function awsControl(sim: AwsState) {
   return controlHandler(sim.kernel, {
     reply: (res, status, body) => sendJson(res, status, body),
     faults: sim.faults,
+    lasts: (plan) => plan.delayMs,
     parsePlans: parseAwsFaultPlans,
     messageCount: () => sim.ledger.all.length,
     requests: sim.requests,
@@ -281,6 +284,7 @@ export async function startAwsSimulator(options: AwsSimulatorOptions = {}): Prom
     setEventsUrl(next) {
       sim.eventsUrl = next;
     },
+    whenUp: () => kernel.whenUp(),
     stop: () => kernel.stop(),
   };
 }
