@@ -159,24 +159,28 @@ const livesArb = fc.array(fc.constantFrom(3_000, 6_500, 9_000, 20_000, 60_000, 6
 });
 
 describe('model: store and state machine through the real use cases', () => {
-  it(`keeps the promise under any sequence of api, sender, reconciler and clock steps (${RUNS} runs)`, async () => {
-    await fc.assert(
-      fc.asyncProperty(livesArb, commandsArb, async (lifeMs, commands) => {
-        // Prepare
-        const world = createWorld();
-        const model: Model = { lifeMs, admitted: new Map() };
-        // Act
-        await fc.asyncModelRun(() => ({ model, real: { world } }), commands);
-        const open = await drain(
-          world,
-          Array.from({ length: KEYS }, (_, k) => `key-${k}`),
-        );
-        // Assess: eventually final, and the promise held all along.
-        expect(open).toEqual([]);
-        expect(breaches(world)).toEqual([]);
-        expect(world.store.records().every(isFinal)).toBe(true);
-      }),
-      { numRuns: RUNS },
-    );
-  }, HANG_GUARD_MS);
+  it(
+    `keeps the promise under any sequence of api, sender, reconciler and clock steps (${RUNS} runs)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(livesArb, commandsArb, async (lifeMs, commands) => {
+          // Prepare
+          const world = createWorld();
+          const model: Model = { lifeMs, admitted: new Map() };
+          // Act
+          await fc.asyncModelRun(() => ({ model, real: { world } }), commands);
+          const open = await drain(
+            world,
+            Array.from({ length: KEYS }, (_, k) => `key-${k}`),
+          );
+          // Assess: eventually final, and the promise held all along.
+          expect(open).toEqual([]);
+          expect(breaches(world)).toEqual([]);
+          expect(world.store.records().every(isFinal)).toBe(true);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    HANG_GUARD_MS,
+  );
 });

@@ -46,113 +46,121 @@ const scenarioArb = fc.record({
 });
 
 describe('model: interleavings of api, senders, reconciler and clock', () => {
-  it(`keeps the promise under any interleaving (${RUNS} runs)`, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.scheduler(), scenarioArb, async (s, scenario) => {
-        // Prepare: every store operation and provider call waits for the scheduler while it is on.
-        let scheduled = true;
-        const world = createWorld({
-          pause: (what) => (scheduled ? s.schedule(Promise.resolve(), what) : Promise.resolve()),
-        });
-        world.provider.finalStatus = scenario.finalStatus;
-        world.provider.plan = scenario.senders.map((sender) => sender.fault);
-        world.provider.lookupsDown = scenario.lookupsDown;
-        const expiresAt = T0 + scenario.lifeMs;
-        const key = 'key-0';
-
-        // Act: admission races with its duplicates (and a conflict), then everything races at once.
-        const variants = [
-          ...Array.from({ length: scenario.duplicates }, () => 0),
-          ...(scenario.conflict ? [1] : []),
-        ];
-        const admissions = await s.waitFor(
-          Promise.all(variants.map((variant) => world.admit(requestFor(0, variant, expiresAt)))),
-        );
-        world.throttle(scenario.throttled);
-        const actors: Promise<unknown>[] = [
-          ...scenario.senders.map((sender) => world.dispatch(key, sender.crash)),
-          ...Array.from({ length: scenario.reconcilers }, () => world.reconcile()),
-          // A receipt is retried (as a provider retries its callbacks) until it applies or gives up.
-          ...Array.from({ length: scenario.receipts }, async () => {
-            for (let attempt = 0; attempt < 3; attempt++) {
-              await s.schedule(Promise.resolve(), 'receipt');
-              if ((await world.receipt(key)) === true) return;
-            }
-          }),
-          ...scenario.advances.map((ms) =>
-            s.schedule(Promise.resolve(), `advance ${ms}`).then(() => world.clock.advance(ms)),
-          ),
-          world.admit(requestFor(0, 0, expiresAt)),
-        ];
-        await s.waitFor(Promise.all(actors));
-        const duringRace = breaches(world);
-        scheduled = false;
-        const open = await drain(world, [key]);
-
-        // Assess
-        // Exactly one request is admitted; its payload's duplicates replay, the other payload conflicts.
-        const kinds = admissions.map((a) => (a === 'throttled' ? a : a.kind));
-        const winner = variants[kinds.indexOf('admitted')];
-        expect(kinds.filter((k) => k === 'admitted')).toHaveLength(1);
-        expect(kinds).toEqual(
-          variants.map((v, i) =>
-            i === kinds.indexOf('admitted') ? 'admitted' : v === winner ? 'replayed' : 'conflict',
-          ),
-        );
-        expect(duringRace).toEqual([]);
-        expect(open).toEqual([]);
-        expect(breaches(world)).toEqual([]);
-      }),
-      { numRuns: RUNS },
-    );
-  }, HANG_GUARD_MS);
-
-  it(`a delivery receipt racing status polls and late senders is applied exactly once (${RUNS} runs)`, async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.scheduler(),
-        fc.record({
-          status: fc.constantFrom('delivered' as const, 'undelivered' as const),
-          receipts: fc.integer({ min: 1, max: 3 }),
-          reconcilers: fc.integer({ min: 1, max: 3 }),
-          senders: fc.integer({ min: 0, max: 2 }),
-        }),
-        async (s, scenario) => {
-          // Prepare: a key sent, its message final at the provider, its status poll due.
-          let scheduled = false;
+  it(
+    `keeps the promise under any interleaving (${RUNS} runs)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.scheduler(), scenarioArb, async (s, scenario) => {
+          // Prepare: every store operation and provider call waits for the scheduler while it is on.
+          let scheduled = true;
           const world = createWorld({
             pause: (what) => (scheduled ? s.schedule(Promise.resolve(), what) : Promise.resolve()),
           });
-          world.provider.finalStatus = scenario.status;
+          world.provider.finalStatus = scenario.finalStatus;
+          world.provider.plan = scenario.senders.map((sender) => sender.fault);
+          world.provider.lookupsDown = scenario.lookupsDown;
+          const expiresAt = T0 + scenario.lifeMs;
           const key = 'key-0';
-          await world.admit(requestFor(0, 0, T0 + 600_000));
-          await world.dispatch(key);
-          world.clock.advance(world.policy.statusPollMs + world.provider.finalAfterMs);
-          scheduled = true;
 
-          // Act: receipts, status polls and stale queue deliveries all at once.
-          const results = await s.waitFor(
-            Promise.all([
-              ...Array.from({ length: scenario.receipts }, () => world.receipt(key)),
-              ...Array.from({ length: scenario.reconcilers }, () => world.reconcile()),
-              ...Array.from({ length: scenario.senders }, () => world.dispatch(key)),
-            ]),
+          // Act: admission races with its duplicates (and a conflict), then everything races at once.
+          const variants = [
+            ...Array.from({ length: scenario.duplicates }, () => 0),
+            ...(scenario.conflict ? [1] : []),
+          ];
+          const admissions = await s.waitFor(
+            Promise.all(variants.map((variant) => world.admit(requestFor(0, variant, expiresAt)))),
           );
+          world.throttle(scenario.throttled);
+          const actors: Promise<unknown>[] = [
+            ...scenario.senders.map((sender) => world.dispatch(key, sender.crash)),
+            ...Array.from({ length: scenario.reconcilers }, () => world.reconcile()),
+            // A receipt is retried (as a provider retries its callbacks) until it applies or gives up.
+            ...Array.from({ length: scenario.receipts }, async () => {
+              for (let attempt = 0; attempt < 3; attempt++) {
+                await s.schedule(Promise.resolve(), 'receipt');
+                if ((await world.receipt(key)) === true) return;
+              }
+            }),
+            ...scenario.advances.map((ms) =>
+              s.schedule(Promise.resolve(), `advance ${ms}`).then(() => world.clock.advance(ms)),
+            ),
+            world.admit(requestFor(0, 0, expiresAt)),
+          ];
+          await s.waitFor(Promise.all(actors));
+          const duringRace = breaches(world);
           scheduled = false;
+          const open = await drain(world, [key]);
 
-          // Assess: one final transition, by whichever writer won the guard; the promise held.
-          const record = world.store.records()[0];
-          const trail = world.store.allEvidence().filter((e) => e.toState === scenario.status);
-          expect(record?.state).toBe(scenario.status);
-          expect(trail).toHaveLength(1);
-          expect(results.slice(0, scenario.receipts).filter((r) => r === true).length).toBe(
-            trail[0]?.actor === 'receipt' ? 1 : 0,
+          // Assess
+          // Exactly one request is admitted; its payload's duplicates replay, the other payload conflicts.
+          const kinds = admissions.map((a) => (a === 'throttled' ? a : a.kind));
+          const winner = variants[kinds.indexOf('admitted')];
+          expect(kinds.filter((k) => k === 'admitted')).toHaveLength(1);
+          expect(kinds).toEqual(
+            variants.map((v, i) =>
+              i === kinds.indexOf('admitted') ? 'admitted' : v === winner ? 'replayed' : 'conflict',
+            ),
           );
-          expect(world.provider.ledger).toHaveLength(1);
+          expect(duringRace).toEqual([]);
+          expect(open).toEqual([]);
           expect(breaches(world)).toEqual([]);
-        },
-      ),
-      { numRuns: RUNS },
-    );
-  }, HANG_GUARD_MS);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    HANG_GUARD_MS,
+  );
+
+  it(
+    `a delivery receipt racing status polls and late senders is applied exactly once (${RUNS} runs)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.scheduler(),
+          fc.record({
+            status: fc.constantFrom('delivered' as const, 'undelivered' as const),
+            receipts: fc.integer({ min: 1, max: 3 }),
+            reconcilers: fc.integer({ min: 1, max: 3 }),
+            senders: fc.integer({ min: 0, max: 2 }),
+          }),
+          async (s, scenario) => {
+            // Prepare: a key sent, its message final at the provider, its status poll due.
+            let scheduled = false;
+            const world = createWorld({
+              pause: (what) => (scheduled ? s.schedule(Promise.resolve(), what) : Promise.resolve()),
+            });
+            world.provider.finalStatus = scenario.status;
+            const key = 'key-0';
+            await world.admit(requestFor(0, 0, T0 + 600_000));
+            await world.dispatch(key);
+            world.clock.advance(world.policy.statusPollMs + world.provider.finalAfterMs);
+            scheduled = true;
+
+            // Act: receipts, status polls and stale queue deliveries all at once.
+            const results = await s.waitFor(
+              Promise.all([
+                ...Array.from({ length: scenario.receipts }, () => world.receipt(key)),
+                ...Array.from({ length: scenario.reconcilers }, () => world.reconcile()),
+                ...Array.from({ length: scenario.senders }, () => world.dispatch(key)),
+              ]),
+            );
+            scheduled = false;
+
+            // Assess: one final transition, by whichever writer won the guard; the promise held.
+            const record = world.store.records()[0];
+            const trail = world.store.allEvidence().filter((e) => e.toState === scenario.status);
+            expect(record?.state).toBe(scenario.status);
+            expect(trail).toHaveLength(1);
+            expect(results.slice(0, scenario.receipts).filter((r) => r === true).length).toBe(
+              trail[0]?.actor === 'receipt' ? 1 : 0,
+            );
+            expect(world.provider.ledger).toHaveLength(1);
+            expect(breaches(world)).toEqual([]);
+          },
+        ),
+        { numRuns: RUNS },
+      );
+    },
+    HANG_GUARD_MS,
+  );
 });
