@@ -73,7 +73,7 @@ export function createLocalAlarms(options: LocalAlarmsOptions): LocalAlarms {
       ?.Variables ?? {}) as Record<string, unknown>;
   const functionIds = Object.values(template.functions);
   const namespace = functionIds
-    .map((id) => envOf(id).POWERTOOLS_METRICS_NAMESPACE)
+    .map((id) => envOf(id)[SETTINGS.powertoolsMetricsNamespace.env])
     .find((v): v is string => typeof v === 'string');
   const queues = localQueues(template, options.queueUrls);
   const observedFunctions = new Set(
